@@ -1,0 +1,140 @@
+"""Strict request fields: no type coercion, no unknown keys, messages as `<reason>`.
+
+DRF by default turns `"true"` into True and `"5"` into 5 and ignores unknown keys; the
+contract forbids all three. Every input serializer derives from `StrictSerializer` and
+uses only these fields.
+"""
+
+import re
+from datetime import date, time
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+COMMON_MESSAGES = {"required": "required", "null": "must not be null"}
+
+
+class StrictCharField(serializers.CharField):
+    default_error_messages = {
+        **COMMON_MESSAGES,
+        "invalid": "must be a string",
+        "blank": "must not be empty",
+        "max_length": "must be at most {max_length} characters",
+        "min_length": "must be at least {min_length} characters",
+        "nul": "must not contain NUL characters",
+        "surrogate": "must be valid Unicode text",
+    }
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if "\x00" in data:
+            self.fail("nul")
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail("surrogate")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a boolean"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    default_error_messages = {
+        **COMMON_MESSAGES,
+        "invalid": "must be an integer",
+        "max_value": "must be at most {max_value}",
+        "min_value": "must be at least {min_value}",
+    }
+
+    def to_internal_value(self, data):
+        if not isinstance(data, int) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    default_error_messages = {**COMMON_MESSAGES, "invalid_choice": "must be one of: {choices}"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or data not in self.choices:
+            self.fail("invalid_choice", choices=", ".join(map(str, self.choices)))
+        return data
+
+
+@extend_schema_field({"type": "string", "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"})
+class StrictDateField(serializers.Field):
+    """`YYYY-MM-DD`, a real calendar date."""
+
+    default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a date YYYY-MM-DD"}
+    _pattern = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or not self._pattern.match(data):
+            self.fail("invalid")
+        try:
+            return date.fromisoformat(data)
+        except ValueError:
+            self.fail("invalid")
+
+    def to_representation(self, value):
+        return value.isoformat()
+
+
+@extend_schema_field({"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d$", "examples": ["09:00"]})
+class StrictClockField(serializers.Field):
+    """`HH:MM`, 00:00 to 23:59; seconds are not accepted."""
+
+    default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a time HH:MM (00:00-23:59)"}
+    _pattern = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or not self._pattern.match(data):
+            self.fail("invalid")
+        return time(int(data[:2]), int(data[3:]))
+
+    def to_representation(self, value):
+        return value.strftime("%H:%M")
+
+
+class StrictListField(serializers.ListField):
+    default_error_messages = {
+        **COMMON_MESSAGES,
+        "not_a_list": "must be an array",
+        "empty": "must not be empty",
+        "min_length": "must have at least {min_length} items",
+        "max_length": "must have at most {max_length} items",
+    }
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            self.fail("not_a_list")
+        return super().to_internal_value(data)
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects a non-object and every key it does not declare, at any nesting level."""
+
+    default_error_messages = {**COMMON_MESSAGES, "invalid": "must be an object"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"non_field_errors": ["must be an object"]})
+        unknown = [key for key in data if key not in self.fields]
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            detail = dict(exc.detail)
+            detail.update({key: ["unknown field"] for key in unknown})
+            raise serializers.ValidationError(detail)
+        if unknown:
+            raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
+        return value
+

@@ -1,0 +1,34 @@
+from drf_spectacular.renderers import OpenApiJsonRenderer
+from drf_spectacular.utils import extend_schema
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.negotiation import BaseContentNegotiation
+
+from config.api.views import ApiView
+
+
+class _JsonOnly(BaseContentNegotiation):
+    def select_parser(self, request, parsers):
+        return None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class OpenApiView(ApiView, SpectacularAPIView):
+    """`GET /v1/openapi`: public, not rate limited, served even in maintenance."""
+
+    public = True
+    authentication_classes = []
+    permission_classes = []
+    renderer_classes = [OpenApiJsonRenderer]
+    content_negotiation_class = _JsonOnly
+    _cached = None
+
+    @extend_schema(exclude=True)
+    def get(self, request, *args, **kwargs):
+        # The document depends only on the code: build it once per process.
+        if OpenApiView._cached is None:
+            OpenApiView._cached = super().get(request, *args, **kwargs).data
+        from rest_framework.response import Response
+
+        return Response(OpenApiView._cached)

@@ -1,0 +1,49 @@
+"""The base view every `/v1` endpoint derives from.
+
+It fixes the order of checks the contract prescribes: route and method (404), maintenance
+(503), Authorization header (400), key (401), Pro subscription (403), rate limit (429/503),
+then the endpoint itself. Rate-limit headers are added to every response the limiter saw.
+"""
+
+from django.conf import settings
+from rest_framework.views import APIView
+
+from config.api import errors
+from config.maintenance import maintenance_enabled
+from ratelimit.limiter import consume
+
+_HANDLER_METHODS = ("get", "post", "put", "patch", "delete")
+
+
+class ApiView(APIView):
+    #: Public views (the OpenAPI document) skip maintenance, authentication and limits.
+    public = False
+
+    def initial(self, request, *args, **kwargs):
+        method = request.method.lower()
+        if method not in _HANDLER_METHODS or not hasattr(self, method):
+            raise errors.NotFound()
+        if not self.public and maintenance_enabled():
+            raise errors.ServiceUnavailable(
+                "The service is down for maintenance.",
+                headers={"Retry-After": str(settings.MAINTENANCE_RETRY_AFTER)},
+            )
+        super().initial(request, *args, **kwargs)
+        if not self.public:
+            # Raises 429 or 503 itself; on success returns the RateLimit-* headers.
+            request.ratelimit_headers = consume(request.auth.space)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        for name, value in getattr(request, "ratelimit_headers", {}).items():
+            response[name] = value
+        return response
+
+    def json_body(self, request) -> dict:
+        """The parsed JSON object of a request that must have one."""
+        media_type = request.content_type.split(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise errors.ValidationFailed("body: Content-Type must be application/json")
+        if request.stream is None:
+            raise errors.ValidationFailed("body: a JSON object is required")
+        return request.data

@@ -1,0 +1,164 @@
+"""Settings for the scheduling-poll service.
+
+Every setting comes from the environment (or a `.env` file beside `manage.py`); see
+README.md for the full list. The defaults run the embedded mode: a SQLite file, an
+in-process rate-limit store and an in-process webhook dispatcher.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="dev-insecure-secret-key-change-me-in-production")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"])
+
+APP_URL = env.str("APP_URL", default="http://localhost:8000").rstrip("/")
+CDN_URL = env.str("CDN_URL", default="http://localhost:8000/cdn").rstrip("/")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "spaces",
+    "polls",
+    "webhooks",
+    "ratelimit",
+]
+
+MIDDLEWARE = [
+    "config.api.middleware.RequestContextMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------
+(BASE_DIR / "var").mkdir(exist_ok=True)
+DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets readers run beside the one writer; IMMEDIATE takes the write lock at the
+    # start of a transaction so that concurrent writers queue instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
+    )
+else:
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis and Celery ------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Service rules ---------------------------------------------------------------------
+MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)
+MAINTENANCE_RETRY_AFTER = env.int("MAINTENANCE_RETRY_AFTER", default=300)
+RATELIMIT_PER_MINUTE = env.int("RATELIMIT_PER_MINUTE", default=60)
+RATELIMIT_PER_DAY = env.int("RATELIMIT_PER_DAY", default=5000)
+RATELIMIT_UNAVAILABLE_RETRY_AFTER = env.int("RATELIMIT_UNAVAILABLE_RETRY_AFTER", default=60)
+# Largest request body accepted, in bytes; a larger one is a VALIDATION_ERROR.
+MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=256 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+MAX_POLL_OPTIONS = env.int("MAX_POLL_OPTIONS", default=100)
+# Content moderation: a dotted path to a callable(texts: dict[str, str]) -> list[str]
+# returning the names of flagged fields, and the word list of the default moderator.
+MODERATION_BACKEND = env.str("MODERATION_BACKEND", default="polls.moderation.word_list_moderator")
+MODERATION_WORDS = env.list(
+    "MODERATION_WORDS", default=["fuck", "shit", "cunt", "nigger", "faggot", "kill yourself"]
+)
+# Development only: allow webhook URLs with plain http and private or loopback addresses.
+WEBHOOKS_ALLOW_PRIVATE_URLS = env.bool("WEBHOOKS_ALLOW_PRIVATE_URLS", default=False)
+
+# --- Django REST framework and the OpenAPI document ------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["spaces.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["spaces.authentication.HasProSpace"],
+    "DEFAULT_PARSER_CLASSES": ["config.api.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["config.api.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.api.negotiation.AlwaysJSON",
+    "DEFAULT_SCHEMA_CLASS": "config.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "config.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_VERSIONING_CLASS": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Scheduling Poll API",
+    "VERSION": "v1",
+    "OAS_VERSION": "3.1.0",
+    "DESCRIPTION": (BASE_DIR / "config" / "api" / "description.md").read_text(),
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "COMPONENT_NO_READ_ONLY_REQUIRED": False,
+    "ENUM_NAME_OVERRIDES": {},
+    "SERVERS": [{"url": env.str("API_BASE_URL", default="/"), "description": "This service"}],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.api.schema.postprocess",
+    ],
+    "DISABLE_ERRORS_AND_WARNINGS": True,
+}
+
+# --- Static files, time, logging -------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # Requests are logged once by our middleware; silence Django's duplicate lines.
+        "django.request": {"level": "CRITICAL", "propagate": True},
+        "django.server": {"level": "WARNING", "propagate": True},
+    },
+}

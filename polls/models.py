@@ -1,0 +1,99 @@
+from django.db import models
+from django.utils import timezone
+
+from config.ids import poll_id, random_id
+from spaces.models import Space, User
+
+
+def no_conferencing() -> dict:
+    return {"provider": "none"}
+
+
+class Poll(models.Model):
+    class Kind(models.TextChoices):
+        DATE = "date"
+        TIME = "time"
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        CLOSED = "closed"
+        SCHEDULED = "scheduled"
+        CANCELED = "canceled"
+
+    id = models.CharField(primary_key=True, max_length=12, default=poll_id, editable=False)
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="polls")
+    organizer = models.ForeignKey(User, on_delete=models.PROTECT, related_name="organized_polls")
+    title = models.CharField(max_length=255)
+    description = models.TextField(null=True, blank=True)
+    location = models.CharField(max_length=255, null=True, blank=True)
+    conferencing = models.JSONField(default=no_conferencing)
+    time_zone = models.CharField(max_length=64, null=True, blank=True)
+    kind = models.CharField(max_length=4, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    require_email = models.BooleanField(default=False)
+    hide_participants = models.BooleanField(default=False)
+    hide_scores = models.BooleanField(default=False)
+    disable_comments = models.BooleanField(default=True)
+    allow_tentative_votes = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+    deleted_at = models.DateTimeField(null=True, blank=True, help_text="Soft-deleted; purged after 30 days.")
+
+    class Meta:
+        indexes = [
+            # The poll list: a space's live polls, newest first, optionally by status.
+            models.Index(fields=["space", "deleted_at", "-created_at", "-id"], name="poll_space_list"),
+            models.Index(fields=["space", "deleted_at", "status", "-created_at", "-id"], name="poll_space_status_list"),
+        ]
+
+    def __str__(self):
+        return f"{self.title} ({self.id})"
+
+
+class Option(models.Model):
+    id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="options")
+    date = models.DateField(null=True, blank=True, help_text="Date polls: a floating calendar date.")
+    start_time = models.DateTimeField(null=True, blank=True, help_text="Time polls: the start, UTC.")
+    duration = models.PositiveIntegerField(null=True, blank=True, help_text="Time polls: minutes.")
+
+    class Meta:
+        ordering = ["date", "start_time", "duration", "id"]
+        indexes = [models.Index(fields=["poll", "date", "start_time", "duration"], name="option_poll_order")]
+
+    def __str__(self):
+        return str(self.date or self.start_time)
+
+
+class Participant(models.Model):
+    id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="participants")
+    name = models.CharField(max_length=255)
+    email = models.EmailField(max_length=254, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["poll", "created_at", "id"], name="participant_poll_order")]
+
+    def __str__(self):
+        return self.name
+
+
+class Vote(models.Model):
+    """One participant's answer for one option. `type` is an open set: `yes`, `ifNeedBe`,
+    `no`, and whatever older data holds."""
+
+    YES, IF_NEED_BE, NO = "yes", "ifNeedBe", "no"
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="votes")
+    option = models.ForeignKey(Option, on_delete=models.CASCADE, related_name="votes")
+    type = models.CharField(max_length=32)
+
+    class Meta:
+        constraints = [models.UniqueConstraint("participant", "option", name="vote_unique")]
+        indexes = [models.Index(fields=["option", "type"], name="vote_option_type")]
+
+    def __str__(self):
+        return f"{self.type}"

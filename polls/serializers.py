@@ -1,0 +1,326 @@
+"""Request validation for `POST /v1/polls`, and response shapes for the OpenAPI document.
+
+Input serializers validate only; the service builds the poll. Output serializers are never
+run: reads build plain dicts (see selectors) and these describe them in the schema, where
+tests hold every response to them.
+"""
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from rest_framework import serializers
+
+from config.api.fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictClockField,
+    StrictDateField,
+    StrictIntegerField,
+    StrictListField,
+    StrictSerializer,
+)
+from polls.generators import WEEKDAYS, Generator, matching_days
+from polls.timezones import InvalidTimeZone, canonical_time_zone
+
+MIN_DURATION, MAX_DURATION = 15, 1440
+MAX_GENERATORS = 20
+MAX_GENERATOR_DAYS = 365
+
+# --- Input fields ------------------------------------------------------------------------
+
+_START_TIME = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?$"
+)
+START_TIME_PATTERN = _START_TIME.pattern
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": START_TIME_PATTERN,
+        "description": "RFC 3339 date-time. With `Z` or an offset it is an instant; without one it is "
+        "wall-clock time in `timeZone`, or floating time when the poll has no `timeZone`. "
+        "Seconds are kept, fractions dropped.",
+        "examples": ["2026-12-01T09:00:00Z", "2026-12-01T09:00:00"],
+    }
+)
+class StartTimeField(serializers.Field):
+    """Returns a naive datetime (wall clock or floating) or an aware one (instant)."""
+
+    default_error_messages = {"required": "required", "null": "must not be null", "invalid": "must be an RFC 3339 date-time"}
+
+    def to_internal_value(self, data):
+        match = _START_TIME.match(data) if isinstance(data, str) else None
+        if not match:
+            self.fail("invalid")
+        year, month, day, hour, minute, second, offset = match.groups()
+        try:
+            value = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
+            if offset and offset not in "Zz":
+                hours, minutes = int(offset[1:3]), int(offset[4:6])
+                if hours > 23 or minutes > 59:
+                    raise ValueError
+                delta = timedelta(hours=hours, minutes=minutes)
+                value = value.replace(tzinfo=timezone(delta if offset[0] == "+" else -delta))
+            elif offset:
+                value = value.replace(tzinfo=UTC)
+        except ValueError:
+            self.fail("invalid")
+        return value
+
+
+@extend_schema_field({"type": "string", "maxLength": 64, "examples": ["Europe/Berlin"]})
+class TimeZoneField(StrictCharField):
+    def __init__(self, **kwargs):
+        super().__init__(max_length=64, **kwargs)
+
+    def to_internal_value(self, data):
+        name = super().to_internal_value(data)
+        try:
+            return canonical_time_zone(name)
+        except InvalidTimeZone as exc:
+            raise serializers.ValidationError(str(exc))
+
+
+@extend_schema_field({"type": "string", "format": "email", "maxLength": 254})
+class EmailField(StrictCharField):
+    def __init__(self, **kwargs):
+        super().__init__(max_length=254, **kwargs)
+
+    def to_internal_value(self, data):
+        email = super().to_internal_value(data)
+        try:
+            validate_email(email)
+        except DjangoValidationError:
+            raise serializers.ValidationError("must be an e-mail address")
+        return email
+
+
+def duration_field(**kwargs):
+    return StrictIntegerField(min_value=MIN_DURATION, max_value=MAX_DURATION, **kwargs)
+
+
+# --- Input objects -----------------------------------------------------------------------
+
+
+class OrganizerInput(StrictSerializer):
+    email = EmailField(help_text="E-mail of a member of the space; matched case-insensitively.")
+
+
+class DateOptionInput(StrictSerializer):
+    date = StrictDateField(help_text="A floating calendar date, `YYYY-MM-DD`.")
+
+
+class TimeOptionInput(StrictSerializer):
+    startTime = StartTimeField()
+    duration = duration_field(required=False, help_text="Minutes, 15-1440; overrides the poll's `duration`.")
+
+
+class GeneratorInput(StrictSerializer):
+    startDate = StrictDateField(help_text="First day of the range.")
+    endDate = StrictDateField(help_text="Last day of the range (inclusive); fewer than 366 days after startDate.")
+    days = StrictListField(
+        child=StrictChoiceField(choices=WEEKDAYS),
+        min_length=1,
+        max_length=7,
+        required=False,
+        help_text="Weekdays to use, no repeats; left out: every day.",
+    )
+    interval = StrictIntegerField(
+        min_value=MIN_DURATION, max_value=MAX_DURATION, required=False,
+        help_text="Minutes between slot starts, 15-1440; default: the poll's `duration`.",
+    )
+
+    def get_fields(self):
+        fields = super().get_fields()
+        # `from` is a Python keyword, so these two are declared here.
+        fields["from"] = StrictClockField(help_text="Daily window start, `HH:MM` wall-clock time.")
+        fields["to"] = StrictClockField(help_text="Daily window end, `HH:MM`; later than `from`.")
+        return fields
+
+    def validate(self, attrs):
+        errors = {}
+        start, end = attrs["startDate"], attrs["endDate"]
+        if end < start:
+            errors["endDate"] = "must not be before startDate"
+        elif (end - start).days > MAX_GENERATOR_DAYS - 1:
+            errors["endDate"] = f"the range must be fewer than {MAX_GENERATOR_DAYS + 1} days"
+        days = attrs.get("days")
+        if days:
+            for index, name in enumerate(days):
+                if name in days[:index]:
+                    errors[f"days[{index}]"] = "repeated"
+        if attrs["to"] <= attrs["from"]:
+            errors["to"] = "must be later than from"
+        if errors:
+            raise serializers.ValidationError(errors)
+        attrs["days"] = tuple(days or WEEKDAYS)
+        return attrs
+
+
+SETTINGS = {
+    "requireEmail": ("require_email", False, "Respondents must give an e-mail address."),
+    "hideParticipants": ("hide_participants", False, "Respondents cannot see each other."),
+    "hideScores": ("hide_scores", False, "Respondents cannot see the totals."),
+    "disableComments": ("disable_comments", True, "Comments are off."),
+    "allowTentativeVotes": ("allow_tentative_votes", True, "Respondents may answer `ifNeedBe`."),
+}
+
+
+class PollInputBase(StrictSerializer):
+    title = StrictCharField(max_length=255, help_text="Trimmed; 1-255 characters.")
+    description = StrictCharField(max_length=1000, required=False, allow_blank=True, help_text="Trimmed; at most 1000 characters.")
+    location = StrictCharField(max_length=255, required=False, allow_blank=True, help_text="Trimmed; at most 255 characters.")
+    requireEmail = StrictBooleanField(required=False, help_text="Default false.")
+    hideParticipants = StrictBooleanField(required=False, help_text="Default false.")
+    hideScores = StrictBooleanField(required=False, help_text="Default false.")
+    disableComments = StrictBooleanField(required=False, help_text="Default true.")
+    allowTentativeVotes = StrictBooleanField(required=False, help_text="Default true.")
+    organizer = OrganizerInput(required=False, help_text="Left out: the space owner organises the poll.")
+
+
+class DatePollInput(PollInputBase):
+    kind = StrictChoiceField(choices=["date"])
+    options = StrictListField(child=DateOptionInput(), min_length=1, help_text="Duplicate dates are removed.")
+
+
+class TimePollInput(PollInputBase):
+    kind = StrictChoiceField(choices=["time"])
+    options = StrictListField(child=TimeOptionInput(), min_length=1, required=False)
+    generators = StrictListField(child=GeneratorInput(), min_length=1, max_length=MAX_GENERATORS, required=False)
+    timeZone = TimeZoneField(required=False, help_text="IANA name; fixed-offset zones are refused.")
+    duration = duration_field(required=False, help_text="Minutes, 15-1440. Required with generators or when an option has no duration.")
+
+    def validate(self, attrs):
+        options, generators = attrs.get("options"), attrs.get("generators")
+        duration = attrs.get("duration")
+        errors = {}
+        if not options and not generators:
+            errors["options"] = "required (give options, generators or both)"
+        if duration is None:
+            if generators:
+                errors["duration"] = "required when generators are given"
+            elif options and any("duration" not in option for option in options):
+                first = next(i for i, option in enumerate(options) if "duration" not in option)
+                errors["duration"] = f"required because options[{first}] has no duration"
+        elif generators:
+            for index, item in enumerate(generators):
+                window = _minutes(item["to"]) - _minutes(item["from"])
+                if window < duration:
+                    errors[f"generators[{index}].to"] = f"the daily window ({window} min) is shorter than duration ({duration} min)"
+                generator = as_generator(item, duration)
+                if next(matching_days(generator), None) is None:
+                    errors[f"generators[{index}].days"] = "the date range contains none of these days"
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class UnknownKindPollInput(PollInputBase):
+    """Used when `kind` is missing or wrong: checks the shared fields and reports `kind`,
+    without judging the kind-specific ones."""
+
+    kind = StrictChoiceField(choices=["date", "time"])
+    options = serializers.JSONField(required=False)
+    generators = serializers.JSONField(required=False)
+    timeZone = serializers.JSONField(required=False)
+    duration = serializers.JSONField(required=False)
+
+
+def _minutes(clock) -> int:
+    return clock.hour * 60 + clock.minute
+
+
+def as_generator(item: dict, duration: int) -> Generator:
+    return Generator(
+        start_date=item["startDate"],
+        end_date=item["endDate"],
+        days=item["days"],
+        start=item["from"],
+        end=item["to"],
+        interval=item.get("interval") or duration,
+    )
+
+
+def poll_input_serializer(data) -> StrictSerializer:
+    kind = data.get("kind") if isinstance(data, dict) else None
+    cls = {"date": DatePollInput, "time": TimePollInput}.get(kind, UnknownKindPollInput)
+    return cls(data=data)
+
+
+# --- Response shapes (documentation only) -------------------------------------------------
+
+
+class ConferencingSerializer(serializers.Serializer):
+    provider = serializers.ChoiceField(choices=["none", "zoom", "meet", "teams", "custom"])
+    label = serializers.CharField(required=False, help_text="Only with provider `custom`.")
+    uri = serializers.CharField(required=False, help_text="Only with provider `custom`, when set.")
+
+
+class OrganizerSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    name = serializers.CharField()
+    email = serializers.CharField()
+    image = serializers.CharField(allow_null=True, help_text="Avatar URL on the CDN, or null.")
+
+
+class DateOptionSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    date = serializers.DateField(help_text="Floating calendar date; never convert it through a time zone.")
+
+
+class TimeOptionSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    startTime = serializers.DateTimeField(help_text="UTC instant, `YYYY-MM-DDTHH:MM:SS.sssZ`.")
+    duration = serializers.IntegerField(help_text="Minutes.")
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="Option",
+        serializers=[DateOptionSerializer, TimeOptionSerializer],
+        resource_type_field_name=None,
+    )
+)
+class OptionField(serializers.JSONField):
+    pass
+
+
+class PollSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="12 characters `[A-Za-z0-9]`.")
+    title = serializers.CharField()
+    description = serializers.CharField(allow_null=True)
+    location = serializers.CharField(allow_null=True)
+    conferencing = ConferencingSerializer()
+    timeZone = serializers.CharField(allow_null=True, help_text="IANA name; null for floating times and date polls.")
+    status = serializers.ChoiceField(choices=["open", "closed", "scheduled", "canceled"])
+    kind = serializers.ChoiceField(choices=["date", "time"])
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField(help_text="Changes whenever anything readable about the poll changes, responses included.")
+    organizer = OrganizerSerializer()
+    requireEmail = serializers.BooleanField()
+    hideParticipants = serializers.BooleanField()
+    hideScores = serializers.BooleanField()
+    disableComments = serializers.BooleanField()
+    allowTentativeVotes = serializers.BooleanField()
+    participantCount = serializers.IntegerField()
+    options = serializers.ListField(child=OptionField(), help_text="Date options (date polls) or time options (time polls), sorted.")
+    adminUrl = serializers.URLField()
+    inviteUrl = serializers.URLField()
+
+
+class DeletedSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    deleted = serializers.BooleanField()
+
+
+def envelope(name: str, inner, many: bool = False, paginated: bool = False):
+    """A `{data: ...}` response component."""
+    fields = {"data": inner(many=True) if many else inner()}
+    if paginated:
+        fields["nextCursor"] = serializers.CharField(allow_null=True, help_text="Pass as `cursor` for the next page; null on the last page.")
+    return type(name, (serializers.Serializer,), fields)

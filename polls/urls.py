@@ -1,0 +1,8 @@
+from django.urls import path
+
+from polls import views
+
+urlpatterns = [
+    path("polls", views.PollCollectionView.as_view()),
+    path("polls/<str:poll_id>", views.PollDetailView.as_view()),
+]

@@ -1,0 +1,134 @@
+import re
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from config.api import errors
+from config.api.fields import StrictChoiceField, StrictIntegerField, StrictSerializer
+from config.api.views import ApiView
+from polls import selectors, services
+from polls.models import Poll
+from polls.serializers import (
+    DatePollInput,
+    DeletedSerializer,
+    PollSerializer,
+    TimePollInput,
+    envelope,
+    poll_input_serializer,
+)
+
+PollResponse = envelope("PollResponse", PollSerializer)
+PollListResponse = envelope("PollListResponse", PollSerializer, many=True, paginated=True)
+DeletedResponse = envelope("DeletedResponse", DeletedSerializer)
+
+POLL_ID = OpenApiParameter("pollId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Poll id.")
+
+CREATE_EXAMPLES = [
+    OpenApiExample(
+        "Date poll",
+        request_only=True,
+        value={"title": "Team dinner", "kind": "date", "options": [{"date": "2026-12-04"}, {"date": "2026-12-05"}]},
+    ),
+    OpenApiExample(
+        "Time poll with a generator",
+        request_only=True,
+        value={
+            "title": "Kick-off call",
+            "kind": "time",
+            "timeZone": "Europe/Berlin",
+            "duration": 30,
+            "generators": [
+                {"startDate": "2026-12-07", "endDate": "2026-12-11", "days": ["mon", "wed"], "from": "09:00", "to": "11:00", "interval": 60}
+            ],
+        },
+    ),
+]
+
+
+class PollListQuery(StrictSerializer):
+    status = StrictChoiceField(choices=[s.value for s in Poll.Status], required=False)
+    limit = StrictIntegerField(min_value=1, max_value=100, required=False, default=20)
+    cursor = serializers.CharField(required=False, max_length=500)
+
+    def to_internal_value(self, data):
+        data = {key: data.getlist(key) for key in data}
+        errors_ = {key: ["given more than once"] for key, values in data.items() if len(values) > 1}
+        data = {key: values[-1] for key, values in data.items()}
+        if isinstance(data.get("limit"), str) and re.fullmatch(r"-?[0-9]{1,9}", data["limit"]):
+            data["limit"] = int(data["limit"])
+        value = super().to_internal_value(data)
+        if errors_:
+            raise serializers.ValidationError(errors_)
+        return value
+
+
+class PollCollectionView(ApiView):
+    @extend_schema(
+        operation_id="listPolls",
+        summary="List polls",
+        description="Polls of the key's space, newest first (`createdAt`, then `id`, descending). "
+        "Keyset pagination: pass `nextCursor` as `cursor`; paging is stable while polls are created "
+        "or deleted. Unknown query parameters, bad values and cursors not issued for this space "
+        "give `VALIDATION_ERROR`.",
+        parameters=[
+            OpenApiParameter("status", str, enum=[s.value for s in Poll.Status], description="Only polls with this status."),
+            OpenApiParameter("limit", int, description="Page size, 1-100; default 20."),
+            OpenApiParameter("cursor", str, description="The `nextCursor` of the previous page."),
+        ],
+        responses={200: PollListResponse},
+    )
+    def get(self, request):
+        query = PollListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        try:
+            polls, next_cursor = selectors.list_polls(
+                request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor")
+            )
+        except selectors.BadCursor:
+            raise errors.ValidationFailed("cursor: not a cursor issued by this service for this space")
+        return Response({"data": polls, "nextCursor": next_cursor})
+
+    @extend_schema(
+        operation_id="createPoll",
+        summary="Create a poll",
+        request=PolymorphicProxySerializer(
+            component_name="PollCreate",
+            serializers={"date": DatePollInput, "time": TimePollInput},
+            resource_type_field_name="kind",
+        ),
+        responses={201: PollResponse},
+        examples=CREATE_EXAMPLES,
+    )
+    def post(self, request):
+        serializer = poll_input_serializer(self.json_body(request))
+        serializer.is_valid(raise_exception=True)
+        poll, options = services.create_poll(space=request.auth.space, data=serializer.validated_data)
+        return Response({"data": selectors.poll_dict(poll, options)}, status=201)
+
+
+class PollDetailView(ApiView):
+    @extend_schema(operation_id="getPoll", summary="Get a poll", parameters=[POLL_ID], responses={200: PollResponse})
+    def get(self, request, poll_id):
+        return Response({"data": selectors.poll_dict(_get_poll(request, poll_id))})
+
+    @extend_schema(
+        operation_id="deletePoll",
+        summary="Delete a poll",
+        description="Deletes the poll; later reads give `POLL_NOT_FOUND`. Emits `poll.deleted`.",
+        parameters=[POLL_ID],
+        responses={200: DeletedResponse},
+    )
+    def delete(self, request, poll_id):
+        poll = _get_poll(request, poll_id)
+        services.delete_poll(poll=poll)
+        return Response({"data": {"id": poll.id, "deleted": True}})
+
+
+def _get_poll(request, poll_id: str) -> Poll:
+    poll = selectors.get_poll(request.auth.space, poll_id)
+    if poll is None:
+        raise errors.PollNotFound()
+    return poll

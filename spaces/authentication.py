@@ -1,0 +1,81 @@
+"""Bearer authentication: `Authorization: Bearer <API key>` identifies a space."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.utils import timezone
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import BasePermission
+
+from config.api import errors
+from spaces.keys import key_matches, prefix_of
+from spaces.models import ApiKey, Space
+
+CHALLENGE = 'Bearer realm="api"'
+INVALID_TOKEN_CHALLENGE = 'Bearer realm="api", error="invalid_token"'
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class ApiClient:
+    """What a request is authenticated as: a space, through one of its keys."""
+
+    space: Space
+    key: ApiKey
+    is_authenticated: bool = True
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    def authenticate(self, request):
+        header = request.META.get("HTTP_AUTHORIZATION")
+        if header is None:
+            raise errors.Unauthorized(headers={"WWW-Authenticate": CHALLENGE})
+        parts = header.split(" ")
+        if len(parts) != 2 or parts[0].lower() != "bearer" or not parts[1]:
+            raise errors.InvalidAuthorizationHeader()
+        key = authenticate_key(parts[1])
+        if key is None:
+            raise errors.Unauthorized(
+                "The API key is invalid, expired or revoked.",
+                headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
+            )
+        request._request.space_id = key.space_id  # for the access log
+        client = ApiClient(space=key.space, key=key)
+        return client, client
+
+    def authenticate_header(self, request):
+        return CHALLENGE
+
+
+class HasProSpace(BasePermission):
+    def has_permission(self, request, view):
+        if getattr(view, "public", False):
+            return True
+        if not request.auth.space.is_pro:
+            raise errors.SpaceNotPro()
+        return True
+
+
+def authenticate_key(raw: str) -> ApiKey | None:
+    """The active key `raw` names, with its space, owner and subscription (one query)."""
+    prefix = prefix_of(raw)
+    if prefix is None:
+        return None
+    key = (
+        ApiKey.objects.select_related("space__owner", "space__subscription", "created_by")
+        .filter(prefix=prefix)
+        .first()
+    )
+    now = timezone.now()
+    if (
+        key is None
+        or not key_matches(raw, key.salt, key.hash)
+        or not key.is_active_at(now)
+        or key.space.owner.is_banned
+        or key.created_by.is_banned
+    ):
+        return None
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        key.last_used_at = now
+    return key
