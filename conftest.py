@@ -1,0 +1,135 @@
+"""Shared test fixtures: spaces with keys, and an HTTP client whose every response is
+checked against the OpenAPI document the service serves."""
+
+import json
+import re
+from functools import cache
+
+import jsonschema
+import pytest
+from django.test import Client
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from spaces import services as space_services
+
+
+@cache
+def openapi_document() -> dict:
+    response = Client().get("/v1/openapi")
+    assert response.status_code == 200
+    return response.json()
+
+
+@cache
+def _routes():
+    routes = []
+    for template, operations in openapi_document()["paths"].items():
+        pattern = "^" + "[^/]+".join(re.escape(part) for part in re.split(r"\{[^}]+\}", template)) + "$"
+        routes.append((re.compile(pattern), template, operations))
+    return routes
+
+
+@cache
+def _registry() -> Registry:
+    return Registry().with_resource("urn:openapi", Resource.from_contents(openapi_document(), default_specification=DRAFT202012))
+
+
+def assert_conforms(method: str, path: str, response) -> None:
+    """The response is one the OpenAPI document describes for this operation: a documented
+    status, JSON, the body valid against its schema, and every required header present."""
+    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+    body = json.loads(response.content)
+    operation = template = None
+    for pattern, template, operations in _routes():
+        if pattern.match(path):
+            operation = operations.get(method.lower())
+            break
+    if operation is None:
+        # No documented operation: only the JSON 404 envelope is allowed.
+        assert response.status_code == 404, (method, path, response.status_code)
+        assert body["error"]["code"] == "NOT_FOUND"
+        return
+    documented = operation["responses"]
+    status = str(response.status_code)
+    assert status in documented, f"{method} {path}: status {status} is not documented"
+    spec = documented[status]
+    pointer = "/".join(
+        part.replace("~", "~0").replace("/", "~1")
+        for part in ("paths", template, method.lower(), "responses", status, "content", "application/json", "schema")
+    )
+    validator = jsonschema.Draft202012Validator(
+        {"$ref": f"urn:openapi#/{pointer}"},
+        registry=_registry(),
+        format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER,
+    )
+    validator.validate(body)
+    for name, header in spec.get("headers", {}).items():
+        if header.get("required"):
+            assert name in response, f"{method} {path} {status}: header {name} missing"
+
+
+class Api:
+    """A test client for `/v1`: JSON in, JSON out, every response schema-checked."""
+
+    def __init__(self, key: str | None = None):
+        self.client = Client()
+        self.key = key
+
+    def request(self, method: str, path: str, body=None, *, key=..., headers=None, raw: bytes | None = None,
+                content_type: str = "application/json"):
+        key = self.key if key is ... else key
+        extra = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in (headers or {}).items()}
+        if key is not None:
+            extra["HTTP_AUTHORIZATION"] = f"Bearer {key}"
+        data = raw if raw is not None else (json.dumps(body) if body is not None else "")
+        response = self.client.generic(method, path, data=data, content_type=content_type, **extra)
+        assert_conforms(method, path.split("?")[0], response)
+        response.body = json.loads(response.content)
+        return response
+
+    def get(self, path, **kwargs):
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path, body=None, **kwargs):
+        return self.request("POST", path, body, **kwargs)
+
+    def delete(self, path, **kwargs):
+        return self.request("DELETE", path, **kwargs)
+
+
+@pytest.fixture
+def make_space(db):
+    """A factory: `make_space(pro=True)` returns (space, api_key)."""
+    counter = iter(range(1, 10_000))
+
+    def make(*, pro: bool = True, name: str | None = None):
+        n = next(counter)
+        space = space_services.create_space(
+            name=name or f"Space {n}", owner_email=f"owner{n}-{id(counter)}@example.com", owner_name=f"Owner {n}", pro=pro
+        )
+        _, raw = space_services.create_key(space=space, name="test")
+        return space, raw
+
+    return make
+
+
+@pytest.fixture
+def space_and_key(make_space):
+    return make_space()
+
+
+@pytest.fixture
+def space(space_and_key):
+    return space_and_key[0]
+
+
+@pytest.fixture
+def api(space_and_key):
+    """A client authenticated as a Pro space."""
+    return Api(space_and_key[1])
+
+
+@pytest.fixture
+def anon():
+    return Api(None)
