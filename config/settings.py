@@ -162,3 +162,12 @@ LOGGING = {
         "django.server": {"level": "WARNING", "propagate": True},
     },
 }
+
+# --- Periodic jobs ---------------------------------------------------------------------
+# name -> (dotted path of a no-argument callable, interval in seconds). Celery beat runs
+# them at scale (config.tasks.run_job); the embedded mode runs them in its own loop.
+PERIODIC_JOBS = {}
+CELERY_BEAT_SCHEDULE = {
+    name: {"task": "config.tasks.run_job", "schedule": interval, "args": (name,)}
+    for name, (_path, interval) in PERIODIC_JOBS.items()
+}
