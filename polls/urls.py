@@ -4,5 +4,5 @@ from polls import views
 
 urlpatterns = [
     path("polls", views.PollCollectionView.as_view()),
-    path("polls/<str:poll_id>", views.PollDetailView.as_view()),
+    path("polls/<str:pollId>", views.PollDetailView.as_view()),
 ]

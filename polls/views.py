@@ -111,8 +111,8 @@ class PollCollectionView(ApiView):
 
 class PollDetailView(ApiView):
     @extend_schema(operation_id="getPoll", summary="Get a poll", parameters=[POLL_ID], responses={200: PollResponse})
-    def get(self, request, poll_id):
-        return Response({"data": selectors.poll_dict(_get_poll(request, poll_id))})
+    def get(self, request, pollId):
+        return Response({"data": selectors.poll_dict(_get_poll(request, pollId))})
 
     @extend_schema(
         operation_id="deletePoll",
@@ -121,8 +121,8 @@ class PollDetailView(ApiView):
         parameters=[POLL_ID],
         responses={200: DeletedResponse},
     )
-    def delete(self, request, poll_id):
-        poll = _get_poll(request, poll_id)
+    def delete(self, request, pollId):
+        poll = _get_poll(request, pollId)
         services.delete_poll(poll=poll)
         return Response({"data": {"id": poll.id, "deleted": True}})
 
