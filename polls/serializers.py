@@ -108,19 +108,27 @@ def duration_field(**kwargs):
 
 
 class OrganizerInput(StrictSerializer):
+    """The organizer, a member of the space, by e-mail."""
+
     email = EmailField(help_text="E-mail of a member of the space; matched case-insensitively.")
 
 
 class DateOptionInput(StrictSerializer):
+    """One calendar day."""
+
     date = StrictDateField(help_text="A floating calendar date, `YYYY-MM-DD`.")
 
 
 class TimeOptionInput(StrictSerializer):
+    """One time slot."""
+
     startTime = StartTimeField()
     duration = duration_field(required=False, help_text="Minutes, 15-1440; overrides the poll's `duration`.")
 
 
 class GeneratorInput(StrictSerializer):
+    """Expands to daily slots over a date range (see the rules in the API description)."""
+
     startDate = StrictDateField(help_text="First day of the range.")
     endDate = StrictDateField(help_text="Last day of the range (inclusive); fewer than 366 days after startDate.")
     days = StrictListField(
@@ -184,11 +192,15 @@ class PollInputBase(StrictSerializer):
 
 
 class DatePollInput(PollInputBase):
+    """A date poll: respondents pick calendar days. `timeZone`, `duration` and `generators` are not part of it."""
+
     kind = StrictChoiceField(choices=["date"])
     options = StrictListField(child=DateOptionInput(), min_length=1, help_text="Duplicate dates are removed.")
 
 
 class TimePollInput(PollInputBase):
+    """A time poll: respondents pick time slots, given as `options`, `generators` or both."""
+
     kind = StrictChoiceField(choices=["time"])
     options = StrictListField(child=TimeOptionInput(), min_length=1, required=False)
     generators = StrictListField(child=GeneratorInput(), min_length=1, max_length=MAX_GENERATORS, required=False)
@@ -256,12 +268,16 @@ def poll_input_serializer(data) -> StrictSerializer:
 
 
 class ConferencingSerializer(serializers.Serializer):
+    """The video call: `{"provider": "none"}` when there is none."""
+
     provider = serializers.ChoiceField(choices=["none", "zoom", "meet", "teams", "custom"])
     label = serializers.CharField(required=False, help_text="Only with provider `custom`.")
     uri = serializers.CharField(required=False, help_text="Only with provider `custom`, when set.")
 
 
 class OrganizerSerializer(serializers.Serializer):
+    """The member who organises the poll."""
+
     id = serializers.CharField()
     name = serializers.CharField()
     email = serializers.CharField()
@@ -269,11 +285,15 @@ class OrganizerSerializer(serializers.Serializer):
 
 
 class DateOptionSerializer(serializers.Serializer):
+    """An option of a date poll."""
+
     id = serializers.CharField()
     date = serializers.DateField(help_text="Floating calendar date; never convert it through a time zone.")
 
 
 class TimeOptionSerializer(serializers.Serializer):
+    """An option of a time poll."""
+
     id = serializers.CharField()
     startTime = serializers.DateTimeField(help_text="UTC instant, `YYYY-MM-DDTHH:MM:SS.sssZ`.")
     duration = serializers.IntegerField(help_text="Minutes.")
@@ -291,6 +311,8 @@ class OptionField(serializers.JSONField):
 
 
 class PollSerializer(serializers.Serializer):
+    """A scheduling poll. Every field is present on every poll response."""
+
     id = serializers.CharField(help_text="12 characters `[A-Za-z0-9]`.")
     title = serializers.CharField()
     description = serializers.CharField(allow_null=True)
@@ -314,6 +336,8 @@ class PollSerializer(serializers.Serializer):
 
 
 class DeletedSerializer(serializers.Serializer):
+    """The result of a delete."""
+
     id = serializers.CharField()
     deleted = serializers.BooleanField()
 

@@ -74,8 +74,8 @@ class PollCollectionView(ApiView):
         "give `VALIDATION_ERROR`.",
         parameters=[
             OpenApiParameter("status", str, enum=[s.value for s in Poll.Status], description="Only polls with this status."),
-            OpenApiParameter("limit", int, description="Page size, 1-100; default 20."),
-            OpenApiParameter("cursor", str, description="The `nextCursor` of the previous page."),
+            OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, description="Page size, 1-100; default 20."),
+            OpenApiParameter("cursor", {"type": "string", "maxLength": 500}, description="The `nextCursor` of the previous page."),
         ],
         responses={200: PollListResponse},
     )

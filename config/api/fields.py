@@ -120,7 +120,9 @@ class StrictListField(serializers.ListField):
 
 
 class StrictSerializer(serializers.Serializer):
-    """Rejects a non-object and every key it does not declare, at any nesting level."""
+    # Rejects a non-object and every key it does not declare, at any nesting level. (A
+    # comment, not a docstring: the OpenAPI document would repeat a docstring in every
+    # subclass's description.)
 
     default_error_messages = {**COMMON_MESSAGES, "invalid": "must be an object"}
 
