@@ -1,22 +1,37 @@
 """`/healthz` (the process answers) and `/readyz` (its database, and Redis when
 configured, answer). Unauthenticated, outside `/v1`, never rate limited."""
 
+import functools
 import logging
 
 from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
+
+from config.api.errors import json_404
 
 logger = logging.getLogger("service.health")
 
 
-@require_GET
+def get_only(view):
+    """Any method but GET is an unknown route: the JSON 404 envelope, as under `/v1`
+    (exempt from CSRF, which would otherwise answer a POST with an HTML 403 first)."""
+
+    @csrf_exempt
+    @functools.wraps(view)
+    def wrapper(request):
+        return view(request) if request.method == "GET" else json_404(request)
+
+    return wrapper
+
+
+@get_only
 def healthz(request):
     return JsonResponse({"status": "ok"})
 
 
-@require_GET
+@get_only
 def readyz(request):
     checks = {"database": _check_database()}
     if settings.REDIS_URL:

@@ -3,6 +3,7 @@ from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.negotiation import BaseContentNegotiation
 
+from config.api.renderers import JSONRenderer
 from config.api.views import ApiView
 
 
@@ -23,6 +24,11 @@ class OpenApiView(ApiView, SpectacularAPIView):
     renderer_classes = [OpenApiJsonRenderer]
     content_negotiation_class = _JsonOnly
     _cached = None
+
+    def handle_exception(self, exc):
+        # An error (POST /v1/openapi: 404) is the plain JSON envelope, not an OpenAPI document.
+        self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), "application/json"
+        return super().handle_exception(exc)
 
     @extend_schema(exclude=True)
     def get(self, request, *args, **kwargs):
