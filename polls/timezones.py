@@ -33,10 +33,10 @@ def _is_fixed_offset(name: str) -> bool:
 def canonical_time_zone(name: str) -> str:
     """The canonical IANA name for `name`; raises InvalidTimeZone with the reason."""
     if name not in _available():
-        raise InvalidTimeZone("unknown time zone; use an IANA name such as Europe/Berlin")
+        raise InvalidTimeZone("unknown time zone (use an IANA name such as Europe/Berlin)")
     canonical = _ALIASES.get(name, name)
     if _is_fixed_offset(name) or _is_fixed_offset(canonical):
-        raise InvalidTimeZone("fixed-offset zones are not accepted; omit timeZone for floating times")
+        raise InvalidTimeZone("fixed-offset zones are not accepted (omit timeZone for floating times)")
     return canonical
 
 
