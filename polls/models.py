@@ -38,12 +38,29 @@ class Poll(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
     deleted_at = models.DateTimeField(null=True, blank=True, help_text="Soft-deleted; purged after 30 days.")
+    # Lifecycle (polls.services): the option a scheduled (or canceled) poll was scheduled
+    # at, and what the auto-close sweep needs to find due polls with one indexed query.
+    scheduled_option = models.ForeignKey(
+        "Option", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The option picked when the poll was scheduled.",
+    )
+    past_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When every option is in the past; an open poll is closed automatically from then on.",
+    )
+    auto_close_held = models.BooleanField(
+        default=False,
+        help_text="Reopened after every option had passed: not closed automatically again until its options change.",
+    )
 
     class Meta:
         indexes = [
             # The poll list: a space's live polls, newest first, optionally by status.
             models.Index(fields=["space", "deleted_at", "-created_at", "-id"], name="poll_space_list"),
             models.Index(fields=["space", "deleted_at", "status", "-created_at", "-id"], name="poll_space_status_list"),
+            # The auto-close sweep and the purge job.
+            models.Index(fields=["status", "past_at"], name="poll_auto_close"),
+            models.Index(fields=["deleted_at"], name="poll_deleted"),
         ]
 
     def __str__(self):

@@ -27,7 +27,7 @@ from polls.generators import WEEKDAYS, Generator, matching_days
 from polls.timezones import InvalidTimeZone, canonical_time_zone
 
 MIN_DURATION, MAX_DURATION = 15, 1440
-MAX_GENERATORS = 20
+MAX_GENERATORS = 10
 MAX_GENERATOR_DAYS = 365
 
 # --- Input fields ------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Functions that change polls. Keyword-only, transactional; views, the back office and
 `manage.py` commands call these and nothing else."""
 
-from datetime import UTC
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import transaction
@@ -9,7 +9,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from config.api import errors
-from polls.generators import expand, wall_clock_to_utc
+from polls.generators import slot_ranges, wall_clock_to_utc
 from polls.models import Option, Poll
 from polls.moderation import flagged_fields
 from polls.serializers import SETTINGS, as_generator
@@ -85,17 +85,23 @@ def _date_options(data: dict) -> list[Option]:
 
 
 def _time_options(data: dict, time_zone: str | None) -> list[Option]:
-    """Explicit options then generated slots, converted to UTC; duplicates (same start and
-    duration) removed, first occurrence kept."""
+    """Explicit options and generated slots, in UTC, without duplicates (same start and
+    same duration). Slots are handled as Unix seconds so that a generator spanning a year
+    costs milliseconds even when the result is refused as too many."""
     zone = get_zone(time_zone) if time_zone else None
     default_duration = data.get("duration")
-    slots: dict[tuple, None] = {}
+    starts: dict[int, set[int]] = {}  # duration -> start instants
     for option in data.get("options") or ():
         start = option["startTime"]
         if start.tzinfo is None:  # wall clock in the poll's zone, or floating
             start = wall_clock_to_utc(start.date(), start.time(), zone)
-        slots[(start.astimezone(UTC), option.get("duration") or default_duration)] = None
+        starts.setdefault(option.get("duration") or default_duration, set()).add(int(start.timestamp()))
     for item in data.get("generators") or ():
-        for start in expand(as_generator(item, default_duration), default_duration, zone):
-            slots[(start, default_duration)] = None
-    return [Option(start_time=start, duration=duration) for start, duration in slots]
+        generated = starts.setdefault(default_duration, set())
+        for seconds in slot_ranges(as_generator(item, default_duration), default_duration, zone):
+            generated.update(seconds)
+    return [
+        Option(start_time=datetime.fromtimestamp(start, UTC), duration=duration)
+        for duration, instants in starts.items()
+        for start in instants
+    ]

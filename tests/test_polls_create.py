@@ -289,7 +289,7 @@ VALIDATION_CASES += [
     (gen_poll(interval=10), ["generators[0].interval: must be at least 15"]),
     (gen_poll(interval="60"), ["generators[0].interval: must be an integer"]),
     (gen_poll(foo=1), ["generators[0].foo: unknown field"]),
-    ({"title": "x", "kind": "time", "duration": 60, "generators": [GEN] * 21}, ["generators: must have at most 20 items"]),
+    ({"title": "x", "kind": "time", "duration": 60, "generators": [GEN] * 11}, ["generators: must have at most 10 items"]),
 ]
 
 
