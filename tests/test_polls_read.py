@@ -1,0 +1,147 @@
+"""GET /v1/polls, GET and DELETE /v1/polls/{pollId}: shapes, isolation, paging, queries."""
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+import config.maintenance
+from polls.models import Poll
+
+
+def create(api, title="Poll", kind="date", n_options=1):
+    if kind == "date":
+        body = {"title": title, "kind": kind, "options": [{"date": f"2027-01-{i + 1:02d}"} for i in range(n_options)]}
+    else:
+        body = {"title": title, "kind": kind, "duration": 30,
+                "options": [{"startTime": f"2027-01-01T{i // 4:02d}:{i % 4 * 15:02d}:00Z"} for i in range(n_options)]}
+    r = api.post("/v1/polls", body)
+    assert r.status_code == 201
+    return r.body["data"]
+
+
+def test_get_returns_the_created_poll(api):
+    poll = create(api, kind="time", n_options=3)
+    r = api.get(f"/v1/polls/{poll['id']}")
+    assert r.status_code == 200 and r.body == {"data": poll}
+
+
+@pytest.mark.parametrize("poll_id", ["AAAAAAAAAAAA", "short", "x" * 13, "caf%C3%A9", "a.b", "%20"])
+def test_get_unknown_poll(api, poll_id):
+    r = api.get(f"/v1/polls/{poll_id}")
+    assert (r.status_code, r.body["error"]["code"]) == (404, "POLL_NOT_FOUND")
+
+
+def test_polls_of_another_space_do_not_exist(api, make_space):
+    from conftest import Api
+
+    _, other_key = make_space()
+    other = Api(other_key)
+    poll = create(other)
+    for response in (api.get(f"/v1/polls/{poll['id']}"), api.delete(f"/v1/polls/{poll['id']}")):
+        assert (response.status_code, response.body["error"]["code"]) == (404, "POLL_NOT_FOUND")
+    assert api.get("/v1/polls").body["data"] == []
+    assert other.get(f"/v1/polls/{poll['id']}").status_code == 200  # untouched
+
+
+def test_delete_then_not_found_everywhere(api):
+    poll = create(api)
+    r = api.delete(f"/v1/polls/{poll['id']}")
+    assert r.status_code == 200 and r.body == {"data": {"id": poll["id"], "deleted": True}}
+    assert api.get(f"/v1/polls/{poll['id']}").body["error"]["code"] == "POLL_NOT_FOUND"
+    assert api.delete(f"/v1/polls/{poll['id']}").body["error"]["code"] == "POLL_NOT_FOUND"
+    assert api.get("/v1/polls").body["data"] == []
+    assert Poll.objects.get(pk=poll["id"]).deleted_at is not None  # soft: staff still see it
+
+
+def test_list_is_newest_first_and_pages_by_cursor(api):
+    ids = []
+    with time_machine.travel("2027-01-01T00:00:00Z", tick=False) as clock:
+        for i in range(5):
+            ids.append(create(api, title=f"P{i}")["id"])
+            clock.shift(1 if i != 2 else 0)  # two polls share a createdAt: the id breaks the tie
+    expected = [p.pk for p in Poll.objects.order_by("-created_at", "-id")]
+    seen, cursor = [], None
+    while True:
+        r = api.get("/v1/polls?limit=2" + (f"&cursor={cursor}" if cursor else ""))
+        assert r.status_code == 200 and len(r.body["data"]) <= 2
+        seen += [p["id"] for p in r.body["data"]]
+        cursor = r.body["nextCursor"]
+        if cursor is None:
+            break
+    assert seen == expected and sorted(seen) == sorted(ids)
+    assert len(api.get("/v1/polls").body["data"]) == 5  # default page size 20
+
+
+def test_paging_is_stable_while_polls_come_and_go(api):
+    polls = [create(api, title=f"P{i}")["id"] for i in range(4)]
+    first = api.get("/v1/polls?limit=2").body
+    assert [p["id"] for p in first["data"]] == polls[::-1][:2]
+    create(api, title="newer")  # appears before the first page: not in the next one
+    api.delete(f"/v1/polls/{polls[3]}")  # already seen: nothing shifts
+    second = api.get(f"/v1/polls?limit=2&cursor={first['nextCursor']}").body
+    assert [p["id"] for p in second["data"]] == [polls[1], polls[0]]
+    assert second["nextCursor"] is None
+
+
+def test_list_filters_by_status(api):
+    open_poll = create(api)
+    closed = create(api)
+    Poll.objects.filter(pk=closed["id"]).update(status="closed")
+    assert [p["id"] for p in api.get("/v1/polls?status=open").body["data"]] == [open_poll["id"]]
+    assert [p["id"] for p in api.get("/v1/polls?status=closed").body["data"]] == [closed["id"]]
+    assert api.get("/v1/polls?status=canceled").body == {"data": [], "nextCursor": None}
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("limit=0", "limit: must be at least 1"),
+        ("limit=101", "limit: must be at most 100"),
+        ("limit=abc", "limit: must be an integer"),
+        ("limit=1.5", "limit: must be an integer"),
+        ("limit=", "limit: must be an integer"),
+        ("limit=1&limit=2", "limit: given more than once"),
+        ("status=deleted", "status: must be one of: open, closed, scheduled, canceled"),
+        ("page=2", "page: unknown field"),
+        ("cursor=abc", "cursor: not a cursor issued by this service for this space"),
+    ],
+)
+def test_list_query_is_strict(api, query, message):
+    r = api.get(f"/v1/polls?{query}")
+    assert (r.status_code, r.body["error"]["code"], r.body["error"]["message"]) == (400, "VALIDATION_ERROR", message)
+
+
+def test_cursor_of_another_space_or_tampered_is_refused(api, make_space):
+    from conftest import Api
+
+    _, other_key = make_space()
+    other = Api(other_key)
+    for i in range(3):
+        create(other)
+    cursor = other.get("/v1/polls?limit=1").body["nextCursor"]
+    assert api.get(f"/v1/polls?cursor={cursor}").body["error"]["code"] == "VALIDATION_ERROR"
+    assert other.get(f"/v1/polls?cursor={cursor[:-2]}xx").body["error"]["code"] == "VALIDATION_ERROR"
+    assert other.get(f"/v1/polls?cursor={cursor}").status_code == 200
+
+
+def _queries(request) -> int:
+    config.maintenance._cached = None  # count the maintenance check every time
+    with CaptureQueriesContext(connection) as ctx:
+        request()
+    return len(ctx.captured_queries)
+
+
+def test_queries_do_not_grow_with_polls_or_options(api):
+    create(api, kind="time", n_options=1)
+    poll = create(api, kind="time", n_options=1)
+    api.get("/v1/polls")  # last-used time of the key written: steady state from here
+    small_list = _queries(lambda: api.get("/v1/polls"))
+    small_get = _queries(lambda: api.get(f"/v1/polls/{poll['id']}"))
+    for _ in range(20):
+        create(api, kind="time", n_options=40)
+    big = create(api, kind="time", n_options=80)
+    assert _queries(lambda: api.get("/v1/polls")) == small_list
+    assert _queries(lambda: api.get(f"/v1/polls/{big['id']}")) == small_get
+    # maintenance switch, key, polls (+organizer, participant count), options, and the limiter
+    assert small_get == small_list
