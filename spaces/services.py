@@ -11,15 +11,18 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from spaces import keys
+from spaces import keys, selectors
 from spaces.models import ApiKey, Membership, Space, Subscription, User
+
+KEY_NAME_MAX_LENGTH = ApiKey._meta.get_field("name").max_length
 
 
 class ServiceError(Exception):
     """A refused action; the message says why."""
 
 
-def _clean_email(email: str) -> str:
+def clean_email(email: str) -> str:
+    """The e-mail address trimmed, or `ServiceError` if it is not one."""
     email = (email or "").strip()
     try:
         validate_email(email)
@@ -29,12 +32,17 @@ def _clean_email(email: str) -> str:
 
 
 def get_or_create_user(*, email: str, name: str | None = None) -> User:
-    email = _clean_email(email)
+    """The user with this e-mail (matched case-insensitively), created if new; `name` is
+    used only for a new user (default: the part of the address before the @)."""
+    email = clean_email(email)
+    name = (name or "").strip()
+    if len(name) > 255:
+        raise ServiceError("a user name must be at most 255 characters")
     user = User.objects.filter(email__iexact=email).first()
     if user is None:
         try:
             with transaction.atomic():
-                user = User.objects.create(email=email, name=name or email.split("@")[0])
+                user = User.objects.create(email=email, name=name or email.split("@")[0][:255])
         except IntegrityError:  # created concurrently
             user = User.objects.get(email__iexact=email)
     return user
@@ -59,23 +67,60 @@ def add_member(*, space: Space, email: str, name: str | None = None) -> Membersh
     return membership
 
 
+def check_removable(membership: Membership) -> None:
+    """Refuse to remove the owner from their own space."""
+    if membership.user_id == membership.space.owner_id:
+        raise ServiceError("the owner of a space cannot be removed from it")
+
+
+@transaction.atomic
+def remove_member(*, membership: Membership) -> None:
+    check_removable(membership)
+    membership.delete()
+
+
 @transaction.atomic
 def set_plan(*, space: Space, pro: bool) -> Subscription:
     subscription, _ = Subscription.objects.update_or_create(space=space, defaults={"is_active": pro})
     return subscription
 
 
+def _clean_key_name(name: str) -> str:
+    name = (name or "").strip()
+    if len(name) > KEY_NAME_MAX_LENGTH:
+        raise ServiceError(f"the key name must be at most {KEY_NAME_MAX_LENGTH} characters")
+    return name
+
+
+def _check_expiry(expires_at: datetime | None, now: datetime) -> None:
+    if expires_at is None:
+        return
+    if timezone.is_naive(expires_at):
+        raise ServiceError("the expiry must include a time zone")
+    if expires_at <= now:
+        raise ServiceError("the expiry must be in the future")
+
+
+def _check_room_for_active_key(space: Space, now: datetime, *, excluding: ApiKey | None = None) -> None:
+    """Lock the space (serialising concurrent key changes) and refuse an 11th active key."""
+    Space.objects.select_for_update().filter(pk=space.pk).first()
+    others = ApiKey.objects.filter(space=space)
+    if excluding is not None:
+        others = others.exclude(pk=excluding.pk)
+    if selectors.keys_in_state(others, "active", now).count() >= ApiKey.MAX_ACTIVE_PER_SPACE:
+        raise ServiceError(
+            f"a space may have at most {ApiKey.MAX_ACTIVE_PER_SPACE} active keys; revoke one first"
+        )
+
+
 @transaction.atomic
 def create_key(*, space: Space, name: str = "", expires_at: datetime | None = None) -> tuple[ApiKey, str]:
     """A new key for the space, created by its owner. Returns the row and the key itself,
     which is never stored and cannot be shown again."""
-    Space.objects.select_for_update().filter(pk=space.pk).first()  # serialise the count
     now = timezone.now()
-    if expires_at is not None and expires_at <= now:
-        raise ServiceError("the expiry must be in the future")
-    active = [k for k in ApiKey.objects.filter(space=space, revoked_at__isnull=True) if k.is_active_at(now)]
-    if len(active) >= ApiKey.MAX_ACTIVE_PER_SPACE:
-        raise ServiceError(f"a space may have at most {ApiKey.MAX_ACTIVE_PER_SPACE} active keys; revoke one first")
+    name = _clean_key_name(name)
+    _check_expiry(expires_at, now)
+    _check_room_for_active_key(space, now)
     while True:
         raw, prefix = keys.new_key()
         salt = keys.new_salt()
@@ -83,7 +128,7 @@ def create_key(*, space: Space, name: str = "", expires_at: datetime | None = No
             with transaction.atomic():
                 key = ApiKey.objects.create(
                     space=space,
-                    name=name.strip(),
+                    name=name,
                     prefix=prefix,
                     salt=salt,
                     hash=keys.hash_key(raw, salt),
@@ -96,6 +141,21 @@ def create_key(*, space: Space, name: str = "", expires_at: datetime | None = No
 
 
 @transaction.atomic
+def update_key(*, key: ApiKey, name: str, expires_at: datetime | None) -> ApiKey:
+    """Rename a key or change its expiry. A new expiry must lie in the future; one that
+    brings an expired key back to life must leave the space at most 10 active keys."""
+    now = timezone.now()
+    name = _clean_key_name(name)
+    if expires_at != key.expires_at:
+        _check_expiry(expires_at, now)
+        if key.revoked_at is None and not key.is_active_at(now):
+            _check_room_for_active_key(key.space, now, excluding=key)
+    key.name, key.expires_at = name, expires_at
+    key.save(update_fields=["name", "expires_at"])
+    return key
+
+
+@transaction.atomic
 def revoke_key(*, key: ApiKey) -> ApiKey:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
@@ -103,7 +163,10 @@ def revoke_key(*, key: ApiKey) -> ApiKey:
     return key
 
 
+@transaction.atomic
 def set_banned(*, user: User, banned: bool) -> User:
+    """Ban or unban a user: the keys of spaces they own or keys they created stop (or start
+    again) working on the next request."""
     if user.is_banned != banned:
         user.is_banned = banned
         user.save(update_fields=["is_banned"])

@@ -1,0 +1,61 @@
+"""The shape every operator command shares: `manage.py <group> <action> [args] [--json]`.
+
+A subclass lists its actions; for each action `foo-bar` it may define
+`arguments_foo_bar(parser)` and must define `do_foo_bar(**options) -> (data, text)`: the
+JSON-ready data printed with `--json`, and the line(s) printed for a person otherwise.
+Refusals (`ServiceError`, or `CommandError` raised directly) exit non-zero with the message.
+"""
+
+import json
+from datetime import datetime
+
+from django.core.management.base import BaseCommand, CommandError
+
+from config.api.formats import instant
+from spaces import selectors
+from spaces.models import Space, User
+from spaces.services import ServiceError
+
+
+class GroupCommand(BaseCommand):
+    #: action name -> one-line help
+    actions: dict[str, str] = {}
+
+    def add_arguments(self, parser):
+        subparsers = parser.add_subparsers(dest="action", required=True, metavar="ACTION", title="actions")
+        for name, text in self.actions.items():
+            action_parser = subparsers.add_parser(name, help=text, description=text)
+            action_parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+            add = getattr(self, f"arguments_{_method(name)}", None)
+            if add is not None:
+                add(action_parser)
+
+    def handle(self, *args, action, json: bool, **options):
+        try:
+            data, text = getattr(self, f"do_{_method(action)}")(**options)
+        except ServiceError as exc:
+            raise CommandError(str(exc))
+        self.stdout.write(_dumps(data) if json else text)
+
+
+def _method(action: str) -> str:
+    return action.replace("-", "_")
+
+
+def _dumps(data) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def optional_instant(value: datetime | None) -> str | None:
+    return instant(value) if value is not None else None
+
+
+def space_or_error(space_id: str) -> Space:
+    space = selectors.get_space(space_id)
+    if space is None:
+        raise CommandError(f"no space with id {space_id!r}")
+    return space
+
+
+def user_dict(user: User) -> dict:
+    return {"id": user.id, "name": user.name, "email": user.email, "banned": user.is_banned}
