@@ -41,9 +41,9 @@ class ApiView(APIView):
 
     def json_body(self, request) -> dict:
         """The parsed JSON object of a request that must have one."""
+        if request.stream is None:
+            raise errors.ValidationFailed("body: a JSON object is required")
         media_type = request.content_type.split(";")[0].strip().lower()
         if media_type != "application/json":
             raise errors.ValidationFailed("body: Content-Type must be application/json")
-        if request.stream is None:
-            raise errors.ValidationFailed("body: a JSON object is required")
         return request.data
