@@ -1,8 +1,9 @@
-from drf_spectacular.renderers import OpenApiJsonRenderer
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.response import Response
 
+from config.api.renderers import JSONRenderer
 from config.api.renderers import JSONRenderer
 from config.api.views import ApiView
 
@@ -21,7 +22,7 @@ class OpenApiView(ApiView, SpectacularAPIView):
     public = True
     authentication_classes = []
     permission_classes = []
-    renderer_classes = [OpenApiJsonRenderer]
+    renderer_classes = [JSONRenderer]
     content_negotiation_class = _JsonOnly
     _cached = None
 
@@ -30,11 +31,17 @@ class OpenApiView(ApiView, SpectacularAPIView):
         self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), "application/json"
         return super().handle_exception(exc)
 
-    @extend_schema(exclude=True)
+    @extend_schema(
+        operation_id="getOpenApi",
+        summary="This OpenAPI document",
+        description="The machine-readable OpenAPI 3.1 description of the API. Public: needs no key, "
+        "is not rate limited and is served during maintenance.",
+        auth=[],
+        tags=["meta"],
+        responses={200: {"type": "object", "description": "An OpenAPI 3.1 document."}},
+    )
     def get(self, request, *args, **kwargs):
         # The document depends only on the code: build it once per process.
         if OpenApiView._cached is None:
             OpenApiView._cached = super().get(request, *args, **kwargs).data
-        from rest_framework.response import Response
-
         return Response(OpenApiView._cached)
