@@ -1,0 +1,42 @@
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from config import maintenance
+
+
+@pytest.fixture(autouse=True)
+def fresh_maintenance_cache():
+    """Each process caches the maintenance switch for a second; the database is rolled back
+    after each test, so forget what this test saw."""
+    maintenance._cached = None
+    yield
+    maintenance._cached = None
+
+
+class Run:
+    """`manage.py` in-process: `run("keys", "list", space_id)` returns the parsed `--json`
+    output; `run.text(...)` the plain output. `run.stderr` holds the last stderr."""
+
+    stderr = ""
+
+    def __call__(self, *args):
+        return json.loads(self._call(*args, "--json"))
+
+    def text(self, *args) -> str:
+        return self._call(*args)
+
+    def _call(self, *args) -> str:
+        out, err = StringIO(), StringIO()
+        try:
+            call_command(*args, stdout=out, stderr=err)
+        finally:
+            self.stderr = err.getvalue()
+        return out.getvalue()
+
+
+@pytest.fixture
+def run(db):
+    return Run()
