@@ -1,13 +1,16 @@
 """Reads of polls, shaped as the plain dicts the API returns (no serializers on reads)."""
 
+import re
+from datetime import UTC, datetime, time, timedelta
+
 from django.conf import settings
 from django.core import signing
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquery, Value
+from django.db.models import Count, IntegerField, Min, OuterRef, Prefetch, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils.dateparse import parse_datetime
 
 from config.api.formats import instant
-from polls.models import Option, Participant, Poll
+from polls.models import Option, Participant, Poll, Vote
 from spaces.models import Space
 
 
@@ -116,3 +119,150 @@ def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | No
     page = list(polls[: limit + 1])
     next_cursor = encode_cursor(space, page[limit - 1]) if len(page) > limit else None
     return [poll_dict(poll) for poll in page[:limit]], next_cursor
+
+
+# --- Results, participants and availability ----------------------------------------------
+
+AVAILABLE_TYPES = {Vote.YES: [], Vote.IF_NEED_BE: [Vote.IF_NEED_BE]}  # vote type -> span modifiers
+_PARTICIPANT_ID = re.compile(r"[a-z0-9]{1,30}")
+
+
+def option_span(date, start_time, duration) -> tuple[datetime, datetime, bool]:
+    """(start, end, allDay) of an option: a date is all day, midnight to midnight UTC; a time
+    option runs from its start for its duration. The end is exclusive."""
+    if date is not None:
+        start = datetime.combine(date, time(), UTC)
+        return start, start + timedelta(days=1), True
+    return start_time, start_time + timedelta(minutes=duration), False
+
+
+def span_dict(date, start_time, duration) -> dict:
+    start, end, all_day = option_span(date, start_time, duration)
+    return {"start": instant(start), "end": instant(end), "allDay": all_day}
+
+
+def vote_types(allow_tentative: bool, stored: list[str]) -> list[str]:
+    """The `votes` order of the results: `yes`, `ifNeedBe` (left out when tentative votes are
+    off and nobody holds one), `no`, then any other stored type as `stored` lists them."""
+    built_in = [Vote.YES, Vote.IF_NEED_BE, Vote.NO]
+    if not allow_tentative and Vote.IF_NEED_BE not in stored:
+        built_in.remove(Vote.IF_NEED_BE)
+    return built_in + [kind for kind in stored if kind not in (Vote.YES, Vote.IF_NEED_BE, Vote.NO)]
+
+
+def poll_results(poll: Poll) -> dict:
+    """The Results of a poll from `get_poll` (options prefetched), counted by the database in
+    one GROUP BY query over the poll's votes (option, type)."""
+    rows = (
+        Vote.objects.filter(option__poll=poll)
+        .order_by()
+        .values("option_id", "type")
+        .annotate(n=Count("pk"), first=Min("pk"))
+        .values_list("option_id", "type", "n", "first")
+    )
+    counts: dict[tuple[str, str], int] = {}
+    first_seen: dict[str, int] = {}
+    for option_id, kind, n, first in rows:
+        counts[option_id, kind] = n
+        first_seen[kind] = min(first, first_seen.get(kind, first))
+    types = vote_types(poll.allow_tentative_votes, sorted(first_seen, key=first_seen.__getitem__))
+    options = []
+    for option in poll.options.all():
+        yes = counts.get((option.id, Vote.YES), 0)
+        score = (yes + counts.get((option.id, Vote.IF_NEED_BE), 0)) * 1000 + yes
+        result = option_dict(poll.kind, option)
+        result["votes"] = [{"type": kind, "count": counts.get((option.id, kind), 0)} for kind in types]
+        result["score"] = score
+        options.append(result)
+    high_score = max((option["score"] for option in options), default=0)
+    for option in options:
+        option["isTopChoice"] = high_score > 0 and option["score"] == high_score
+    return {
+        "pollId": poll.id,
+        "kind": poll.kind,
+        "status": poll.status,
+        "participantCount": poll.participant_count,
+        "options": options,
+        "highScore": high_score,
+    }
+
+
+def _availability(poll: Poll, participants) -> dict[str, list[dict]]:
+    """participant id -> spans, ordered by start (then end), for the `yes` and `ifNeedBe`
+    votes of the given participants (one query). `no`, unanswered options and vote types
+    this service does not know give no span: nothing says the participant can make it."""
+    spans = {}  # option id -> (position, start, end, allDay), computed once per option
+    for position, option in enumerate(poll.options.all()):
+        span = span_dict(option.date, option.start_time, option.duration)
+        spans[option.id] = (position, span["start"], span["end"], span["allDay"])
+    votes = Vote.objects.filter(type__in=AVAILABLE_TYPES).order_by()
+    votes = votes.filter(participant__poll=poll) if participants is None else votes.filter(participant__in=participants)
+    found: dict[str, list[tuple]] = {}
+    for participant_id, option_id, kind in votes.values_list("participant_id", "option_id", "type"):
+        found.setdefault(participant_id, []).append((spans[option_id], kind))
+    return {
+        participant_id: [
+            {"start": start, "end": end, "allDay": all_day, "modifiers": list(AVAILABLE_TYPES[kind])}
+            for (_, start, end, all_day), kind in sorted(items, key=lambda item: item[0][0])
+        ]
+        for participant_id, items in found.items()
+    }
+
+
+def _participant_dict(row: tuple, availability: dict) -> dict:
+    participant_id, name, email, created_at = row
+    return {
+        "id": participant_id,
+        "name": name,
+        "email": email,
+        "createdAt": instant(created_at),
+        "availability": availability.get(participant_id, []),
+    }
+
+
+_PARTICIPANT_FIELDS = ("id", "name", "email", "created_at")
+
+
+def poll_participants(poll: Poll) -> list[dict]:
+    """Every participant of a poll from `get_poll`, oldest first, with availability; two
+    queries whatever the number of participants."""
+    rows = list(Participant.objects.filter(poll=poll).order_by("created_at", "id").values_list(*_PARTICIPANT_FIELDS))
+    availability = _availability(poll, None)
+    return [_participant_dict(row, availability) for row in rows]
+
+
+def poll_participant(poll: Poll, participant_id: str) -> dict | None:
+    """One participant of a poll from `get_poll`, or None when it does not exist or belongs
+    to another poll (an id that cannot be one needs no query)."""
+    if not _PARTICIPANT_ID.fullmatch(participant_id):
+        return None
+    row = Participant.objects.filter(poll=poll, pk=participant_id).values_list(*_PARTICIPANT_FIELDS).first()
+    if row is None:
+        return None
+    return _participant_dict(row, _availability(poll, [participant_id]))
+
+
+# --- Operators and the back office -------------------------------------------------------
+
+
+def find_poll(poll_id: str, *, include_deleted: bool = False) -> Poll | None:
+    """Any space's poll by id, for operators (deleted ones only when asked)."""
+    polls = Poll.objects.select_related("space")
+    if not include_deleted:
+        polls = polls.filter(deleted_at__isnull=True)
+    return polls.filter(pk=poll_id).first()
+
+
+def find_participant(participant_id: str) -> Participant | None:
+    """A participant of a live poll, for operators, with its votes."""
+    return (
+        Participant.objects.select_related("poll")
+        .prefetch_related("votes")
+        .filter(pk=participant_id, poll__deleted_at__isnull=True)
+        .first()
+    )
+
+
+def participant_votes(participant: Participant) -> dict[str, str]:
+    """option id -> vote type of a participant (uses prefetched votes when there are)."""
+    return {vote.option_id: vote.type for vote in participant.votes.all()}

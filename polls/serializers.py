@@ -348,3 +348,83 @@ def envelope(name: str, inner, many: bool = False, paginated: bool = False):
     if paginated:
         fields["nextCursor"] = serializers.CharField(allow_null=True, help_text="Pass as `cursor` for the next page; null on the last page.")
     return type(name, (serializers.Serializer,), fields)
+
+
+# --- Results and participants (documentation only) -----------------------------------------
+
+
+class VoteCountSerializer(serializers.Serializer):
+    """How many participants gave one vote type for an option."""
+
+    type = serializers.CharField(help_text="Open set: `yes`, `ifNeedBe`, `no`, and possibly others; tolerate unknown types.")
+    count = serializers.IntegerField(min_value=0)
+
+
+class ResultFieldsSerializer(serializers.Serializer):
+    """The counted part of a result option."""
+
+    votes = VoteCountSerializer(
+        many=True,
+        help_text="Dense: every vote type the poll offers, in display order (`yes`, `ifNeedBe`, `no`, then any "
+        "other type in order of first appearance), with `count` 0 where nobody chose it. `ifNeedBe` is left out "
+        "when the poll does not allow tentative votes and nobody holds one.",
+    )
+    score = serializers.FloatField(
+        help_text="Opaque ranking number: sorting by it orders options from best to worst. Do not decode it, "
+        "compare it across polls or threshold it."
+    )
+    isTopChoice = serializers.BooleanField(help_text="The option has the highest score and somebody can make it.")
+
+
+class DateResultOptionSerializer(DateOptionSerializer, ResultFieldsSerializer):
+    """A date option with its counts."""
+
+
+class TimeResultOptionSerializer(TimeOptionSerializer, ResultFieldsSerializer):
+    """A time option with its counts."""
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="ResultOption",
+        serializers=[DateResultOptionSerializer, TimeResultOptionSerializer],
+        resource_type_field_name=None,
+    )
+)
+class ResultOptionField(serializers.JSONField):
+    pass
+
+
+class ResultsSerializer(serializers.Serializer):
+    """Counts per option of one poll, without individual participant data."""
+
+    pollId = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["date", "time"])
+    status = serializers.ChoiceField(choices=["open", "closed", "scheduled", "canceled"])
+    participantCount = serializers.IntegerField(min_value=0)
+    options = serializers.ListField(child=ResultOptionField(), help_text="In the poll's option order.")
+    highScore = serializers.FloatField(help_text="The highest `score` among the options; 0 without options.")
+
+
+class AvailabilitySpanSerializer(serializers.Serializer):
+    """A time the participant can make: one per option answered `yes` or `ifNeedBe`."""
+
+    start = serializers.DateTimeField(help_text="Inclusive. For an all-day span, 00:00:00.000Z of the date.")
+    end = serializers.DateTimeField(help_text="Exclusive. For an all-day span, 00:00:00.000Z of the next date.")
+    allDay = serializers.BooleanField(help_text="A whole calendar day: read the date from `start`.")
+    modifiers = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Open set. `ifNeedBe`: can make it but would rather not. An unrecognised modifier still means available.",
+    )
+
+
+class ParticipantSerializer(serializers.Serializer):
+    """A response to a poll."""
+
+    id = serializers.CharField()
+    name = serializers.CharField()
+    email = serializers.CharField(allow_null=True)
+    createdAt = serializers.DateTimeField()
+    availability = AvailabilitySpanSerializer(
+        many=True, help_text="Ordered by start; not merged. Options answered `no` or left unanswered are absent."
+    )

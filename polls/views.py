@@ -13,7 +13,9 @@ from polls.models import Poll
 from polls.serializers import (
     DatePollInput,
     DeletedSerializer,
+    ParticipantSerializer,
     PollSerializer,
+    ResultsSerializer,
     TimePollInput,
     envelope,
     poll_input_serializer,
@@ -132,3 +134,54 @@ def _get_poll(request, poll_id: str) -> Poll:
     if poll is None:
         raise errors.PollNotFound()
     return poll
+
+
+# --- Results and participants --------------------------------------------------------------
+
+ResultsResponse = envelope("ResultsResponse", ResultsSerializer)
+ParticipantListResponse = envelope("ParticipantListResponse", ParticipantSerializer, many=True)
+ParticipantResponse = envelope("ParticipantResponse", ParticipantSerializer)
+
+PARTICIPANT_ID = OpenApiParameter("participantId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Participant id.")
+
+
+class PollResultsView(ApiView):
+    @extend_schema(
+        operation_id="getPollResults",
+        summary="Get a poll's results",
+        description="Counts per option, without individual participant data. `votes` is dense and `score` is "
+        "an opaque ranking number; `isTopChoice` and `highScore` identify the leading options.",
+        parameters=[POLL_ID],
+        responses={200: ResultsResponse},
+    )
+    def get(self, request, pollId):
+        return Response({"data": selectors.poll_results(_get_poll(request, pollId))})
+
+
+class ParticipantCollectionView(ApiView):
+    @extend_schema(
+        operation_id="listParticipants",
+        summary="List a poll's participants",
+        description="Every participant in one response (no pagination), oldest response first, each with the "
+        "times they can make (`yes`: no modifiers; `ifNeedBe`: the `ifNeedBe` modifier).",
+        parameters=[POLL_ID],
+        responses={200: ParticipantListResponse},
+    )
+    def get(self, request, pollId):
+        return Response({"data": selectors.poll_participants(_get_poll(request, pollId))})
+
+
+class ParticipantDetailView(ApiView):
+    @extend_schema(
+        operation_id="getParticipant",
+        summary="Get a participant",
+        description="`POLL_NOT_FOUND` when the poll does not exist; `PARTICIPANT_NOT_FOUND` when the participant "
+        "does not exist, was deleted or belongs to another poll. Meant to be called after a `poll.participant.*` event.",
+        parameters=[POLL_ID, PARTICIPANT_ID],
+        responses={200: ParticipantResponse},
+    )
+    def get(self, request, pollId, participantId):
+        participant = selectors.poll_participant(_get_poll(request, pollId), participantId)
+        if participant is None:
+            raise errors.ParticipantNotFound()
+        return Response({"data": participant})

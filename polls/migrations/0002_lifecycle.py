@@ -4,6 +4,18 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
+def fill_past_at(apps, schema_editor):
+    """Existing polls get the instant from which the auto-close sweep may close them."""
+    from polls.services import options_past_at
+
+    Poll = apps.get_model("polls", "Poll")
+    Option = apps.get_model("polls", "Option")
+    for poll in Poll.objects.all().iterator():
+        options = Option.objects.filter(poll_id=poll.pk)
+        poll.past_at = options_past_at(kind=poll.kind, time_zone=poll.time_zone, options=options)
+        poll.save(update_fields=["past_at"])
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -35,4 +47,5 @@ class Migration(migrations.Migration):
             model_name='poll',
             index=models.Index(fields=['deleted_at'], name='poll_deleted'),
         ),
+        migrations.RunPython(fill_past_at, migrations.RunPython.noop),
     ]
