@@ -33,6 +33,11 @@ class ApiView(APIView):
             # Raises 429 or 503 itself; on success returns the RateLimit-* headers.
             request.ratelimit_headers = consume(request.auth.space)
 
+    @property
+    def default_response_headers(self):
+        # No `Allow` header: HEAD and OPTIONS are not served (404), so it would mislead.
+        return {}
+
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
         for name, value in getattr(request, "ratelimit_headers", {}).items():
