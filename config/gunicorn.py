@@ -1,0 +1,28 @@
+"""Gunicorn settings shared by `bin/serve` and the Procfile's web process.
+
+Environment: HOST (default 127.0.0.1) and PORT (default 8000) make the address;
+WEB_CONCURRENCY is the number of worker processes (default 2), WEB_THREADS the threads of
+each (default 4). Options given on the command line win over these.
+"""
+
+import os
+
+bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+worker_class = "gthread"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+threads = int(os.environ.get("WEB_THREADS", "4"))
+timeout = 30
+graceful_timeout = 30
+# Gunicorn answers a request line over 8 KiB with an HTML 414 of its own; 0 raises its cap
+# to 1 MiB so that an overlong query reaches the service and gets the JSON 400 envelope.
+limit_request_line = 0
+# No control socket: several services (or CI beside a developer) may run on one machine.
+control_socket_disable = True
+# Gunicorn's own lines (start, workers, errors) as JSON too, like the service's log.
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "loggers": {"gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False}},
+}
