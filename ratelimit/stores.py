@@ -1,0 +1,230 @@
+"""Where the counters live: Redis (`REDIS_URL` set) or the database (the embedded default).
+
+Both stores check and count both windows of a space in one atomic step, one round trip per
+request, and read the space's override (`LimitOverride`) within that budget:
+
+- `RedisStore`: one Lua script per request (EVALSHA; redis-py loads the script again after
+  a Redis restart). The override is cached in the space's hash and read by the script; on a
+  miss (first request, after `OVERRIDE_CACHE_SECONDS`, or after a change in the back office
+  dropped it) one indexed database query and a second script call refresh it.
+- `DatabaseStore`: one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` statement on the
+  space's `Counter` row, with the override read by sub-selects in the same statement. The
+  database serialises it on the row (PostgreSQL row lock; SQLite's single writer with a
+  busy timeout), so every process and thread sees exact counts.
+
+Time comes from the caller (`now_ms`), never from the store's clock, so that tests control
+it and both stores agree. A store that cannot answer raises `StoreUnavailable`.
+"""
+
+import functools
+import logging
+
+import redis
+from django.conf import settings
+from django.db import DatabaseError, connection
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from ratelimit.models import Counter, LimitOverride
+from ratelimit.windows import DAY, MINUTE, Outcome, Window
+
+logger = logging.getLogger("service.ratelimit")
+
+#: How long the Redis store trusts its cached copy of a space's override.
+OVERRIDE_CACHE_SECONDS = 60
+
+
+class StoreUnavailable(Exception):
+    """The store could not be reached or answered with an error."""
+
+
+def get_store() -> "RedisStore | DatabaseStore":
+    if settings.REDIS_URL:
+        return _redis_store(settings.REDIS_URL, settings.RATELIMIT_STORE_TIMEOUT)
+    return DatabaseStore()
+
+
+def default_limits() -> tuple[int, int]:
+    return settings.RATELIMIT_PER_MINUTE, settings.RATELIMIT_PER_DAY
+
+
+def _windows(now_ms: int, minute: tuple, day: tuple) -> tuple[Window, Window]:
+    """Both windows from `(limit, start_ms, count)` as a store holds them."""
+    return (
+        Window.at(now_ms, seconds=MINUTE, limit=minute[0], start_ms=minute[1], count=minute[2]),
+        Window.at(now_ms, seconds=DAY, limit=day[0], start_ms=day[1], count=day[2]),
+    )
+
+
+# --- Redis ------------------------------------------------------------------------------
+
+# KEYS[1]: the space's hash. ARGV: now, default per-minute and per-day limits, the window
+# lengths and the override cache lifetime (all milliseconds), then optionally the override
+# to cache (per minute, per day; '' = the default). Returns {-1} when the cached override is
+# missing or stale and none was passed, else {counted (1/0), minute limit, minute start,
+# minute count, day limit, day start, day count}. Hash fields: ms/mc and ds/dc = start and
+# count of the minute and day windows, om/od/oa = the cached override and when it was cached.
+LUA = """
+local key = KEYS[1]
+local now = tonumber(ARGV[1])
+local minute_ms, day_ms, cache_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local h = redis.call('HMGET', key, 'ms', 'mc', 'ds', 'dc', 'om', 'od', 'oa')
+local om, od = h[5], h[6]
+if ARGV[7] then
+  om, od = ARGV[7], ARGV[8]
+  redis.call('HSET', key, 'om', om, 'od', od, 'oa', now)
+  if redis.call('PTTL', key) < 0 then redis.call('PEXPIRE', key, cache_ms) end
+elseif not h[7] or math.abs(now - tonumber(h[7])) >= cache_ms then
+  return {-1}
+end
+local mlimit = tonumber(om) or tonumber(ARGV[2])
+local dlimit = tonumber(od) or tonumber(ARGV[3])
+local function window(start, count, length)
+  start = tonumber(start)
+  if not start or start + length <= now then return now, 0, -1 end
+  return start, tonumber(count) or 0, start
+end
+local ms, mc, mseen = window(h[1], h[2], minute_ms)
+local ds, dc, dseen = window(h[3], h[4], day_ms)
+if mc < mlimit and dc < dlimit then
+  mc, dc = mc + 1, dc + 1
+  redis.call('HSET', key, 'ms', ms, 'mc', mc, 'ds', ds, 'dc', dc)
+  redis.call('PEXPIRE', key, ds + day_ms - now + cache_ms)
+  return {1, mlimit, ms, mc, dlimit, ds, dc}
+end
+return {0, mlimit, mseen, mc, dlimit, dseen, dc}
+"""
+
+
+@functools.cache
+def _redis_store(url: str, timeout: float) -> "RedisStore":
+    return RedisStore(url, timeout)
+
+
+class RedisStore:
+    name = "redis"
+
+    def __init__(self, url: str, timeout: float):
+        self.url = url
+        # Short timeouts and at most one immediate reconnection (a pooled connection that
+        # Redis closed while restarting): a dead Redis costs one timeout, never a hang.
+        # Timeouts are not retried: the script may have run, and a retry would count twice.
+        self.client = redis.Redis.from_url(
+            url,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+        )
+        self.script = self.client.register_script(LUA)
+
+    @staticmethod
+    def key(space_id: str) -> str:
+        return f"ratelimit:{space_id}"
+
+    def hit(self, space_id: str, now_ms: int) -> Outcome:
+        args = [now_ms, *default_limits(), MINUTE * 1000, DAY * 1000, OVERRIDE_CACHE_SECONDS * 1000]
+        with _unavailable_on(redis.RedisError):
+            result = self.script(keys=[self.key(space_id)], args=args)
+            if result[0] == -1:
+                override = _override(space_id)
+                result = self.script(
+                    keys=[self.key(space_id)], args=[*args, *("" if v is None else v for v in override)]
+                )
+        counted, *state = result
+        minute, day = _windows(now_ms, state[0:3], state[3:6])
+        return Outcome(allowed=counted == 1, minute=minute, day=day)
+
+    def peek(self, space_id: str, now_ms: int, limits: tuple[int, int]) -> tuple[Window, Window]:
+        with _unavailable_on(redis.RedisError):
+            ms, mc, ds, dc = self.client.hmget(self.key(space_id), "ms", "mc", "ds", "dc")
+        number = lambda value: None if value is None else int(value)  # noqa: E731
+        return _windows(now_ms, (limits[0], number(ms), number(mc)), (limits[1], number(ds), number(dc)))
+
+    def reset(self, space_id: str) -> None:
+        with _unavailable_on(redis.RedisError):
+            self.client.delete(self.key(space_id))
+
+    def forget_override(self, space_id: str) -> None:
+        with _unavailable_on(redis.RedisError):
+            self.client.hdel(self.key(space_id), "om", "od", "oa")
+
+
+# --- Database (embedded) ----------------------------------------------------------------
+
+
+def _upsert_sql() -> str:
+    q = connection.ops.quote_name
+    counter, override = q(Counter._meta.db_table), q(LimitOverride._meta.db_table)
+    new = "excluded"  # the row the INSERT proposed: now and the current limits
+
+    def used(window: str, length_ms: int) -> str:
+        # Requests counted in the window if it is still open at `now`, else 0.
+        return (f"CASE WHEN {counter}.{window}_start + {length_ms} > {new}.{window}_start "
+                f"THEN {counter}.{window}_count ELSE 0 END")
+
+    minute_used, day_used = used("minute", MINUTE * 1000), used("day", DAY * 1000)
+    ok = f"({minute_used} < {new}.minute_limit AND {day_used} < {new}.day_limit)"
+
+    def assign(window: str, window_used: str) -> str:
+        return (f"{window}_start = CASE WHEN {ok} AND {window_used} = 0 THEN {new}.{window}_start "
+                f"ELSE {counter}.{window}_start END, "
+                f"{window}_count = CASE WHEN {ok} THEN {window_used} + 1 ELSE {counter}.{window}_count END")
+
+    def limit(column: str) -> str:
+        return f"COALESCE((SELECT {column} FROM {override} WHERE space_id = %(space)s), %({column})s)"
+
+    return (
+        f"INSERT INTO {counter} "
+        "(space_id, last_counted, minute_limit, minute_start, minute_count, day_limit, day_start, day_count) "
+        f"VALUES (%(space)s, TRUE, {limit('per_minute')}, %(now)s, 1, {limit('per_day')}, %(now)s, 1) "
+        "ON CONFLICT (space_id) DO UPDATE SET "
+        f"last_counted = {ok}, minute_limit = {new}.minute_limit, day_limit = {new}.day_limit, "
+        f"{assign('minute', minute_used)}, {assign('day', day_used)} "
+        "RETURNING last_counted, minute_limit, minute_start, minute_count, day_limit, day_start, day_count"
+    )
+
+
+class DatabaseStore:
+    name = "database"
+
+    def hit(self, space_id: str, now_ms: int) -> Outcome:
+        per_minute, per_day = default_limits()
+        params = {"space": space_id, "now": now_ms, "per_minute": per_minute, "per_day": per_day}
+        with _unavailable_on(DatabaseError), connection.cursor() as cursor:
+            cursor.execute(_upsert_sql(), params)
+            counted, *state = cursor.fetchone()
+        minute, day = _windows(now_ms, state[0:3], state[3:6])
+        return Outcome(allowed=bool(counted), minute=minute, day=day)
+
+    def peek(self, space_id: str, now_ms: int, limits: tuple[int, int]) -> tuple[Window, Window]:
+        with _unavailable_on(DatabaseError):
+            row = Counter.objects.filter(space_id=space_id).values_list(
+                "minute_start", "minute_count", "day_start", "day_count"
+            ).first() or (None, None, None, None)
+        return _windows(now_ms, (limits[0], *row[0:2]), (limits[1], *row[2:4]))
+
+    def reset(self, space_id: str) -> None:
+        Counter.objects.filter(space_id=space_id).delete()
+
+    def forget_override(self, space_id: str) -> None:
+        """Nothing cached: the upsert reads the override every time."""
+
+
+def _override(space_id: str) -> tuple[int | None, int | None]:
+    return LimitOverride.objects.filter(space_id=space_id).values_list("per_minute", "per_day").first() or (None, None)
+
+
+class _unavailable_on:
+    """Turn the store's own errors into `StoreUnavailable` (logged once, here)."""
+
+    def __init__(self, *errors: type[Exception]):
+        self.errors = errors
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if exc is not None and isinstance(exc, self.errors):
+            logger.warning("rate-limit store unavailable: %s", exc)
+            raise StoreUnavailable(str(exc)) from exc
+        return False

@@ -1,0 +1,42 @@
+"""Fixtures of the rate-limit tests: both stores, a clean Redis database, a frozen clock."""
+
+import pytest
+import redis
+import time_machine
+
+REDIS_URL = "redis://127.0.0.1:6379/2"  # this app's own Redis database in tests
+
+
+@pytest.fixture(autouse=True)
+def clean_redis():
+    """No counter of one test can reach another: the tests' Redis database starts empty."""
+    client = redis.Redis.from_url(REDIS_URL)
+    client.flushdb()
+    yield client
+    client.close()
+
+
+@pytest.fixture(params=["redis", "embedded"])
+def store(request, settings):
+    """Run the test against the Redis store and against the embedded (database) store."""
+    settings.REDIS_URL = REDIS_URL if request.param == "redis" else ""
+    return request.param
+
+
+@pytest.fixture
+def redis_store(settings):
+    settings.REDIS_URL = REDIS_URL
+    return "redis"
+
+
+@pytest.fixture
+def clock():
+    """A stopped clock at a fixed instant; `clock.shift(seconds)` moves it."""
+    with time_machine.travel("2027-03-01T12:00:00Z", tick=False) as traveller:
+        yield traveller
+
+
+def limit_headers(response) -> dict:
+    """The RateLimit-* headers of a response (absent ones left out)."""
+    names = ("RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+    return {name.removeprefix("RateLimit-"): response[name] for name in names if name in response}
