@@ -98,6 +98,8 @@ MAINTENANCE_RETRY_AFTER = env.int("MAINTENANCE_RETRY_AFTER", default=300)
 RATELIMIT_PER_MINUTE = env.int("RATELIMIT_PER_MINUTE", default=60)
 RATELIMIT_PER_DAY = env.int("RATELIMIT_PER_DAY", default=5000)
 RATELIMIT_UNAVAILABLE_RETRY_AFTER = env.int("RATELIMIT_UNAVAILABLE_RETRY_AFTER", default=60)
+# Seconds the limiter waits for Redis (connect, then answer) before failing closed (503).
+RATELIMIT_STORE_TIMEOUT = env.float("RATELIMIT_STORE_TIMEOUT", default=0.25)
 # Largest request body accepted, in bytes; a larger one is a VALIDATION_ERROR.
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=256 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
@@ -166,7 +168,10 @@ LOGGING = {
 # --- Periodic jobs ---------------------------------------------------------------------
 # name -> (dotted path of a no-argument callable, interval in seconds). Celery beat runs
 # them at scale (config.tasks.run_job); the embedded mode runs them in its own loop.
-PERIODIC_JOBS = {}
+PERIODIC_JOBS = {
+    "polls.close-past": ("polls.tasks.close_past_polls", 60),
+    "polls.purge-deleted": ("polls.tasks.purge_deleted_polls", 3600),
+}
 CELERY_BEAT_SCHEDULE = {
     name: {"task": "config.tasks.run_job", "schedule": interval, "args": (name,)}
     for name, (_path, interval) in PERIODIC_JOBS.items()
