@@ -112,6 +112,16 @@ MODERATION_WORDS = env.list(
 )
 # Development only: allow webhook URLs with plain http and private or loopback addresses.
 WEBHOOKS_ALLOW_PRIVATE_URLS = env.bool("WEBHOOKS_ALLOW_PRIVATE_URLS", default=False)
+# Webhook delivery (docs/webhooks.md): "celery" (workers and beat, the default when a
+# broker is configured) or "embedded" (the loop of `manage.py runjobs`, the default
+# otherwise). The timeout bounds a whole attempt; the lease must exceed it comfortably.
+WEBHOOKS_DISPATCH = env.str("WEBHOOKS_DISPATCH", default="embedded" if CELERY_BROKER_URL == "memory://" else "celery")
+WEBHOOKS_TIMEOUT_SECONDS = env.float("WEBHOOKS_TIMEOUT_SECONDS", default=10.0)
+WEBHOOKS_LEASE_SECONDS = env.int("WEBHOOKS_LEASE_SECONDS", default=60)
+WEBHOOKS_EMBEDDED_THREADS = env.int("WEBHOOKS_EMBEDDED_THREADS", default=4)
+WEBHOOKS_POLL_SECONDS = env.float("WEBHOOKS_POLL_SECONDS", default=0.5)
+WEBHOOKS_SWEEP_TASKS = env.int("WEBHOOKS_SWEEP_TASKS", default=4)
+WEBHOOKS_RETENTION_DAYS = env.int("WEBHOOKS_RETENTION_DAYS", default=30)
 
 # --- Django REST framework and the OpenAPI document ------------------------------------
 REST_FRAMEWORK = {
@@ -171,6 +181,8 @@ LOGGING = {
 PERIODIC_JOBS = {
     "polls.close-past": ("polls.tasks.close_past_polls", 60),
     "polls.purge-deleted": ("polls.tasks.purge_deleted_polls", 3600),
+    "webhooks.sweep": ("webhooks.dispatch.sweep", 15),
+    "webhooks.purge": ("webhooks.dispatch.purge", 3600),
 }
 CELERY_BEAT_SCHEDULE = {
     name: {"task": "config.tasks.run_job", "schedule": interval, "args": (name,)}

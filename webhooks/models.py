@@ -6,6 +6,21 @@ from spaces.models import Space
 
 PAYLOAD_VERSION = "2026-09-20"
 
+# The nine event types of the contract, in the order of the spec's table.
+EVENT_TYPES = (
+    "poll.created",
+    "poll.updated",
+    "poll.closed",
+    "poll.reopened",
+    "poll.scheduled",
+    "poll.deleted",
+    "poll.participant.created",
+    "poll.participant.updated",
+    "poll.participant.deleted",
+)
+# A test ping from the back office: `data: {}`, sent to one endpoint, never retried.
+PING = "ping"
+
 
 class Event(models.Model):
     """The outbox: one row per change, written in the same transaction as the change.
@@ -17,12 +32,13 @@ class Event(models.Model):
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="events")
     type = models.CharField(max_length=64)
-    poll_id = models.CharField(max_length=12, db_index=True)
+    poll_id = models.CharField(max_length=12, db_index=True, help_text="Empty for a test ping.")
     participant_id = models.CharField(max_length=30, null=True, blank=True)
     data = models.JSONField()
     body = models.TextField(editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
-    # Set once the event has been fanned out into deliveries (issue: webhooks).
+    # Set once the event has been fanned out into deliveries; the sweeper fans out any
+    # event still unset (the process stopped between the commit and the dispatch).
     dispatched_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
@@ -34,3 +50,99 @@ class Event(models.Model):
 
     def __str__(self):
         return f"{self.type} {self.poll_id} ({self.id})"
+
+
+class Endpoint(models.Model):
+    """A receiver of a space's events. The secret signs every request; it is shown once,
+    when the endpoint is created, and never displayed again."""
+
+    MAX_PER_SPACE = 5
+
+    id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="webhook_endpoints")
+    url = models.CharField("URL", max_length=2048)
+    secret = models.CharField(max_length=64, editable=False)
+    event_types = models.JSONField(help_text="The subscribed event types (at least one).")
+    payload_version = models.CharField(max_length=10, default=PAYLOAD_VERSION, editable=False)
+    is_enabled = models.BooleanField("enabled", default=True, editable=False)
+    # Events that happen before this instant are never sent to the endpoint: it is the
+    # creation time, moved forward when a disabled endpoint is enabled again (no replay).
+    enabled_at = models.DateTimeField(default=timezone.now, editable=False)
+    disabled_at = models.DateTimeField(null=True, blank=True, editable=False)
+    disabled_reason = models.CharField(max_length=200, blank=True, default="", editable=False)
+    failure_streak = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Failed deliveries in a row; 20 disable the endpoint, a success resets it."
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["space", "is_enabled"], name="endpoint_space_enabled")]
+        verbose_name = "webhook endpoint"
+
+    def __str__(self):
+        return f"{self.url} ({self.id})"
+
+
+class Delivery(models.Model):
+    """One event for one endpoint, tried until it succeeds or runs out of attempts.
+
+    The retry time lives here (`next_attempt_at`), and so does the lease of the worker
+    that is sending it (`claimed_until`, `claim_token`): a worker claims a due delivery
+    with a conditional UPDATE, so two workers never send the same attempt, and a worker
+    that dies leaves a lease that expires, after which the delivery is tried again."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"  # every attempt failed
+        CANCELED = "canceled"  # not sent: the endpoint was disabled or the space lost Pro
+
+    id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
+    event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="deliveries")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Attempts started so far.")
+    max_attempts = models.PositiveSmallIntegerField(default=6)
+    next_attempt_at = models.DateTimeField(null=True, blank=True, help_text="When the next attempt is due.")
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    claim_token = models.CharField(max_length=30, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),
+            models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_recent"),
+        ]
+        verbose_name_plural = "deliveries"
+
+    def __str__(self):
+        return f"{self.event.type} to {self.endpoint.url} ({self.id})"
+
+
+class Attempt(models.Model):
+    """One try of a delivery. Its id is the request's `X-Service-Delivery` header. An
+    attempt without `finished_at` is in flight (or its worker died: it is closed as
+    interrupted when the delivery is claimed again)."""
+
+    id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    succeeded = models.BooleanField(default=False)
+    error = models.CharField(max_length=500, blank=True, default="")
+    response_excerpt = models.CharField(
+        max_length=512, blank=True, default="", help_text="The start of the receiver's answer, for diagnosis."
+    )
+
+    class Meta:
+        ordering = ["started_at", "id"]
+        indexes = [models.Index(fields=["delivery", "started_at"], name="attempt_delivery_started")]
+
+    def __str__(self):
+        return f"attempt {self.id} of {self.delivery_id}"

@@ -1,0 +1,100 @@
+"""Which URLs and addresses a webhook may be sent to.
+
+The same rules run when an endpoint is saved and again when every connection is made
+(`webhooks.sender`), so that a name whose DNS answer changes later (DNS rebinding) still
+cannot reach a private, loopback or otherwise special address.
+"""
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+MAX_URL_LENGTH = 2048
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class ForbiddenTarget(Exception):
+    """The URL or the address it leads to may not receive webhooks; the message says why."""
+
+
+def forbidden_reason(address: IPAddress) -> str | None:
+    """Why `address` may not be connected to, or None if it is a public unicast address.
+    IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, 6to4 `2002::/16`)
+    are judged by the IPv4 address they lead to."""
+    if address.version == 6:
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is not None:
+            reason = forbidden_reason(embedded)
+            return f"{reason} (embedded in {address})" if reason else None
+    checks = (
+        ("is_unspecified", "an unspecified address"),
+        ("is_loopback", "a loopback address"),
+        ("is_link_local", "a link-local address"),
+        ("is_multicast", "a multicast address"),
+        ("is_private", "a private address"),
+        ("is_reserved", "a reserved address"),
+        ("is_site_local", "a site-local address"),
+    )
+    for attribute, reason in checks:
+        if getattr(address, attribute, False):
+            return f"{address} is {reason}"
+    if not address.is_global:  # e.g. shared address space 100.64.0.0/10
+        return f"{address} is not a public address"
+    return None
+
+
+def check_address(address: str) -> None:
+    """Raise ForbiddenTarget unless webhooks may connect to this IP address (a string as
+    getaddrinfo returns it; an IPv6 scope such as `%eth0` is ignored)."""
+    if settings.WEBHOOKS_ALLOW_PRIVATE_URLS:
+        return
+    reason = forbidden_reason(ipaddress.ip_address(address.split("%", 1)[0]))
+    if reason:
+        raise ForbiddenTarget(f"{reason}; webhooks are only sent to public addresses")
+
+
+def resolve(host: str, port: int) -> list[tuple]:
+    """getaddrinfo for a TCP connection, every answer vetted: one forbidden address makes
+    the whole name forbidden. Returns the getaddrinfo tuples to connect to, in order."""
+    try:
+        answers = socket.getaddrinfo(host, port, socket.AF_UNSPEC, socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ForbiddenTarget(f"the host {host!r} cannot be resolved ({exc})") from None
+    if not answers:
+        raise ForbiddenTarget(f"the host {host!r} has no address")
+    for answer in answers:
+        check_address(answer[4][0])
+    return answers
+
+
+def check_url(url: str, *, resolve_host: bool = True) -> str:
+    """Validate an endpoint URL and return it stripped. https only, at most 2048
+    characters, no user name or password, and a host that is (or resolves only to)
+    public addresses. WEBHOOKS_ALLOW_PRIVATE_URLS (development only) also allows http
+    and private addresses."""
+    url = (url or "").strip()
+    if not url:
+        raise ForbiddenTarget("the URL is empty")
+    if len(url) > MAX_URL_LENGTH:
+        raise ForbiddenTarget(f"the URL is longer than {MAX_URL_LENGTH} characters")
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        raise ForbiddenTarget("the URL contains spaces or control characters")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ForbiddenTarget(f"the URL is not valid ({exc})") from None
+    allowed_schemes = ("https", "http") if settings.WEBHOOKS_ALLOW_PRIVATE_URLS else ("https",)
+    if parts.scheme.lower() not in allowed_schemes:
+        raise ForbiddenTarget("the URL must start with https://")
+    if "@" in parts.netloc:
+        raise ForbiddenTarget("the URL must not contain a user name or password")
+    host = parts.hostname
+    if not host:
+        raise ForbiddenTarget("the URL has no host")
+    if resolve_host:
+        resolve(host, port or (443 if parts.scheme.lower() == "https" else 80))
+    return url

@@ -1,0 +1,142 @@
+"""Delivery to a real local receiver: envelope, headers, signature, fan-out rules."""
+
+import json
+import re
+
+import pytest
+import stripe
+from werkzeug import Response
+
+from spaces import services as space_services
+from webhooks import services
+from webhooks.models import EVENT_TYPES, PAYLOAD_VERSION, Attempt, Delivery, Event
+from webhooks.tests.conftest import received, run_worker, verify
+
+INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def test_an_event_arrives_signed_with_the_envelope_and_headers(receiver, hook, space):
+    endpoint, secret = hook
+    receiver.expect_request("/hook", method="POST").respond_with_data("ok")
+    event = services.record_event(space_id=space.id, type="poll.closed", poll_id="AbCdEf123456", extra={"reason": "manual"})
+
+    assert run_worker() == 1
+
+    [got] = received(receiver)
+    assert got["body"] == {
+        "version": "2026-09-20",
+        "id": event.id,
+        "type": "poll.closed",
+        "createdAt": got["body"]["createdAt"],
+        "data": {"poll": {"id": "AbCdEf123456"}, "reason": "manual"},
+    }
+    assert INSTANT.match(got["body"]["createdAt"])
+    assert got["raw"] == Event.objects.get(pk=event.id).body
+    headers = got["headers"]
+    assert headers["Content-Type"] == "application/json"
+    assert headers["User-Agent"] == "Service-Webhooks/1.0"
+    assert headers["X-Service-Event"] == "poll.closed"
+    assert headers["X-Service-Webhook-Version"] == PAYLOAD_VERSION == endpoint.payload_version
+    assert re.fullmatch(r"t=\d+,v1=[0-9a-f]{64}", headers["X-Service-Signature"])
+    attempt = Attempt.objects.get()
+    assert headers["X-Service-Delivery"] == attempt.id
+    assert attempt.succeeded and attempt.status_code == 200 and attempt.error == "" and attempt.duration_ms is not None
+    assert attempt.response_excerpt == "ok"
+    assert Delivery.objects.get().status == Delivery.Status.SUCCEEDED
+
+
+def test_the_signature_verifies_independently_and_fails_for_a_wrong_secret_or_changed_body(receiver, hook, space):
+    _endpoint, secret = hook
+    receiver.expect_request("/hook").respond_with_data("ok")
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    [got] = received(receiver)
+
+    assert verify(got["raw"], got["headers"], secret)
+    other_secret = services.create_endpoint(space=space, url=receiver.url_for("/other"))[1]
+    with pytest.raises(stripe.SignatureVerificationError):
+        verify(got["raw"], got["headers"], other_secret)
+    with pytest.raises(stripe.SignatureVerificationError):
+        verify(got["raw"].replace("poll.created", "poll.deleted"), got["headers"], secret)
+
+
+def test_secret_format(hook):
+    endpoint, secret = hook
+    assert re.fullmatch(r"whsec_[A-Za-z0-9_-]{43}", secret)
+    assert endpoint.secret == secret
+
+
+def test_participant_events_carry_the_participant(receiver, hook, space):
+    receiver.expect_request("/hook").respond_with_data("ok")
+    services.record_event(space_id=space.id, type="poll.participant.updated", poll_id="AbCdEf123456",
+                          participant_id="p" * 24)
+    run_worker()
+    [got] = received(receiver)
+    assert got["body"]["data"] == {"poll": {"id": "AbCdEf123456"}, "participant": {"id": "p" * 24}}
+
+
+def test_every_endpoint_gets_the_same_event_id_and_only_subscribed_types(receiver, make_endpoint, space):
+    receiver.expect_request("/a").respond_with_data("ok")
+    receiver.expect_request("/b").respond_with_data("ok")
+    make_endpoint(receiver.url_for("/a"))
+    make_endpoint(receiver.url_for("/b"), event_types=["poll.deleted"])
+    created = services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    deleted = services.record_event(space_id=space.id, type="poll.deleted", poll_id="AbCdEf123456")
+
+    assert run_worker() == 3
+
+    by_path = {}
+    for request, _ in receiver.log:
+        by_path.setdefault(request.path, []).append(json.loads(request.get_data())["id"])
+    assert sorted(by_path["/a"]) == sorted([created.id, deleted.id])
+    assert by_path["/b"] == [deleted.id]
+
+
+def test_an_endpoint_gets_only_events_after_it_was_created(receiver, make_endpoint, space):
+    receiver.expect_request("/hook").respond_with_data("ok")
+    services.record_event(space_id=space.id, type="poll.created", poll_id="before123456")
+    make_endpoint(receiver.url_for("/hook"))
+    after = services.record_event(space_id=space.id, type="poll.created", poll_id="after1234567")
+    run_worker()
+    assert [got["body"]["id"] for got in received(receiver)] == [after.id]
+
+
+def test_other_spaces_and_disabled_endpoints_get_nothing(receiver, make_endpoint, make_space, space):
+    receiver.expect_request("/hook").respond_with_data("ok")
+    other_space, _ = make_space()
+    endpoint, _ = make_endpoint(receiver.url_for("/hook"), target_space=other_space)
+    disabled, _ = make_endpoint(receiver.url_for("/disabled"))
+    services.disable_endpoint(endpoint=disabled)
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    assert run_worker() == 0
+    assert receiver.log == []
+    assert Delivery.objects.count() == 0
+    assert Event.objects.get().dispatched_at is not None
+
+
+def test_a_space_that_lost_pro_gets_nothing(receiver, hook, space):
+    receiver.expect_request("/hook").respond_with_data("ok")
+    space_services.set_plan(space=space, pro=False)
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    assert run_worker() == 0
+    assert receiver.log == []
+    assert Delivery.objects.count() == 0
+
+
+def test_pending_retries_stop_when_pro_lapses(receiver, hook, space, clock):
+    receiver.expect_request("/hook").respond_with_data("down", status=503)
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    space_services.set_plan(space=space, pro=False)
+    clock.shift(61)
+    assert run_worker() == 1  # claimed, then canceled without a request
+    assert len(receiver.log) == 1
+    delivery = Delivery.objects.get()
+    assert delivery.status == Delivery.Status.CANCELED
+    assert delivery.last_error == "not sent: the space has no Pro subscription"
+
+
+def test_nine_event_types_are_subscribed_by_default(hook):
+    endpoint, _ = hook
+    assert endpoint.event_types == list(EVENT_TYPES)
+    assert len(EVENT_TYPES) == 9
