@@ -40,3 +40,13 @@ class Run:
 @pytest.fixture
 def run(db):
     return Run()
+
+
+@pytest.fixture
+def superuser_client(db, client):
+    """A test client logged in as a superuser (without password hashing: it is slow)."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create(username="operator", is_staff=True, is_superuser=True)
+    client.force_login(user)
+    return client
