@@ -1,0 +1,271 @@
+"""Receivers that fail or misbehave, the retry schedule, and disabling after 20 failures."""
+
+import json
+import time
+from datetime import timedelta
+
+from django.utils import timezone
+
+from webhooks import services
+from webhooks.models import Attempt, Delivery, Endpoint
+from webhooks.tests.conftest import read_request, received, run_worker, verify
+
+
+def record(space, type="poll.created"):
+    return services.record_event(space_id=space.id, type=type, poll_id="AbCdEf123456")
+
+
+def only_attempt() -> Attempt:
+    [attempt] = Attempt.objects.all()
+    return attempt
+
+
+def test_a_500_is_a_failure_retried_after_a_minute(receiver, hook, space):
+    receiver.expect_request("/hook").respond_with_data("boom", status=500)
+    record(space)
+    before = timezone.now()
+    run_worker()
+    attempt = only_attempt()
+    assert (attempt.succeeded, attempt.status_code, attempt.error) == (False, 500, "HTTP 500")
+    delivery = Delivery.objects.get()
+    assert delivery.status == Delivery.Status.PENDING and delivery.attempts == 1
+    assert before + timedelta(seconds=59) < delivery.next_attempt_at < timezone.now() + timedelta(seconds=61)
+    assert delivery.claimed_until is None and delivery.last_error == "HTTP 500"
+
+
+def test_any_2xx_is_a_success(receiver, hook, space):
+    receiver.expect_request("/hook").respond_with_data("", status=204)
+    record(space)
+    run_worker()
+    assert only_attempt().succeeded
+    assert Delivery.objects.get().status == Delivery.Status.SUCCEEDED
+
+
+def test_a_redirect_is_not_followed_and_fails(receiver, hook, space):
+    receiver.expect_request("/hook").respond_with_data("", status=302, headers={"Location": receiver.url_for("/elsewhere")})
+    receiver.expect_request("/elsewhere").respond_with_data("ok")
+    record(space)
+    run_worker()
+    assert [request.path for request, _ in receiver.log] == ["/hook"]
+    attempt = only_attempt()
+    assert (attempt.succeeded, attempt.status_code) == (False, 302)
+    assert attempt.error == "HTTP 302: redirects are not followed"
+
+
+def test_a_receiver_slower_than_the_timeout_fails(raw_receiver, make_endpoint, space):
+    def slow(conn):
+        read_request(conn)
+        time.sleep(2.5)  # the test timeout is 1 s
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+    raw_receiver.behave = slow
+    make_endpoint(raw_receiver.url())
+    record(space)
+    started = time.monotonic()
+    run_worker()
+    assert time.monotonic() - started < 2.0
+    attempt = only_attempt()
+    assert (attempt.succeeded, attempt.status_code, attempt.error) == (False, None, "timed out after 1 s")
+
+
+def test_a_receiver_trickling_bytes_is_cut_off_at_the_deadline(raw_receiver, make_endpoint, space):
+    """Each byte arrives well within a read timeout; the whole exchange still ends at
+    the deadline."""
+
+    def trickle(conn):
+        read_request(conn)
+        try:
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
+                conn.sendall(bytes([byte]))
+                time.sleep(0.1)
+        except OSError:
+            pass
+
+    raw_receiver.behave = trickle
+    make_endpoint(raw_receiver.url())
+    record(space)
+    started = time.monotonic()
+    run_worker()
+    assert time.monotonic() - started < 1.8
+    attempt = only_attempt()
+    assert (attempt.succeeded, attempt.error) == (False, "timed out after 1 s")
+    assert 900 <= attempt.duration_ms < 1800
+
+
+def test_a_connection_closed_without_an_answer_fails(raw_receiver, make_endpoint, space):
+    def hang_up(conn):
+        read_request(conn)
+        conn.close()
+
+    raw_receiver.behave = hang_up
+    make_endpoint(raw_receiver.url())
+    record(space)
+    run_worker()
+    attempt = only_attempt()
+    assert not attempt.succeeded and attempt.status_code is None
+    assert attempt.error.startswith("connection failed: ")
+    assert Delivery.objects.get().status == Delivery.Status.PENDING
+
+
+def test_a_refused_connection_fails(raw_receiver, make_endpoint, space):
+    url = raw_receiver.url()
+    raw_receiver.close()
+    make_endpoint(url)
+    record(space)
+    run_worker()
+    attempt = only_attempt()
+    assert not attempt.succeeded and attempt.error.startswith("connection failed: ")
+
+
+def test_a_huge_body_is_read_only_up_to_64_kib(raw_receiver, make_endpoint, space):
+    sent = []
+
+    def endless(conn):
+        read_request(conn)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n")
+        chunk = b"x" * 65536
+        try:
+            for _ in range(16 * 1024):  # up to 1 GiB, far more than anyone should read
+                conn.sendall(chunk)
+                sent.append(len(chunk))
+        except OSError:
+            pass
+
+    raw_receiver.behave = endless
+    make_endpoint(raw_receiver.url())
+    record(space)
+    started = time.monotonic()
+    run_worker()
+    assert time.monotonic() - started < 1.0
+    attempt = only_attempt()
+    assert attempt.succeeded and attempt.status_code == 200
+    assert attempt.response_excerpt == "x" * 512
+    time.sleep(0.2)
+    assert sum(sent) < 64 * 1024 * 1024  # the sender hung up long before the end
+
+
+def test_retries_follow_the_schedule_then_the_delivery_fails(receiver, hook, space, clock):
+    """1 min, 5 min, 30 min, 2 h, 12 h; the same event id and body every time, a new
+    delivery id and a fresh signature for each attempt."""
+    _endpoint, secret = hook
+    receiver.expect_request("/hook").respond_with_data("no", status=503)
+    event = record(space)
+    run_worker()
+    for wait in (60, 300, 1800, 7200, 43200):
+        clock.shift(wait - 2)
+        assert run_worker() == 0, f"nothing is due {wait - 2} s after the last attempt"
+        clock.shift(2)
+        assert run_worker() == 1, f"the retry is due {wait} s after the last attempt"
+    clock.shift(86400 * 3)
+    assert run_worker() == 0
+
+    got = received(receiver)
+    assert len(got) == 6
+    assert {item["raw"] for item in got} == {event.body}
+    assert {item["body"]["id"] for item in got} == {event.id}
+    assert len({item["headers"]["X-Service-Delivery"] for item in got}) == 6
+    assert len({item["headers"]["X-Service-Signature"] for item in got}) == 6
+    for item in got:
+        assert verify(item["raw"], item["headers"], secret, tolerance=None)
+    attempts = list(Attempt.objects.order_by("started_at"))
+    assert [a.id for a in attempts] == [item["headers"]["X-Service-Delivery"] for item in got]
+    for attempt, item in zip(attempts, got):
+        t = int(item["headers"]["X-Service-Signature"].split(",")[0][2:])
+        assert abs(t - attempt.started_at.timestamp()) < 3  # signed at send time
+    gaps = [(b.started_at - a.started_at).total_seconds() for a, b in zip(attempts, attempts[1:])]
+    assert [round(gap / 10) * 10 for gap in gaps] == [60, 300, 1800, 7200, 43200]
+    delivery = Delivery.objects.get()
+    assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == (Delivery.Status.FAILED, 6, None)
+    assert Endpoint.objects.get().failure_streak == 1
+
+
+def test_a_retry_that_succeeds_ends_the_delivery(receiver, hook, space, clock):
+    receiver.expect_oneshot_request("/hook").respond_with_data("no", status=500)
+    receiver.expect_request("/hook").respond_with_data("ok")
+    record(space)
+    run_worker()
+    clock.shift(60)
+    run_worker()
+    clock.shift(86400)
+    assert run_worker() == 0
+    delivery = Delivery.objects.get()
+    assert (delivery.status, delivery.attempts, delivery.last_error) == (Delivery.Status.SUCCEEDED, 2, "")
+    assert [a.succeeded for a in Attempt.objects.order_by("started_at")] == [False, True]
+
+
+def fail_deliveries(space, clock, count: int) -> None:
+    """Record `count` events and let every attempt of their deliveries fail."""
+    for _ in range(count):
+        record(space)
+    run_worker()
+    for wait in (60, 300, 1800, 7200, 43200):
+        clock.shift(wait)
+        run_worker()
+
+
+def test_twenty_failed_deliveries_in_a_row_disable_the_endpoint(receiver, hook, space, clock):
+    endpoint, _ = hook
+    receiver.expect_request("/hook").respond_with_data("no", status=500)
+    fail_deliveries(space, clock, 19)
+    endpoint.refresh_from_db()
+    assert (endpoint.is_enabled, endpoint.failure_streak) == (True, 19)
+
+    fail_deliveries(space, clock, 1)
+    endpoint.refresh_from_db()
+    assert (endpoint.is_enabled, endpoint.failure_streak) == (False, 20)
+    assert endpoint.disabled_reason == "20 failed deliveries in a row" and endpoint.disabled_at is not None
+    assert Delivery.objects.filter(status=Delivery.Status.FAILED).count() == 20
+
+    requests_so_far = len(receiver.log)
+    record(space)
+    assert run_worker() == 0
+    assert len(receiver.log) == requests_so_far
+
+
+def test_a_success_resets_the_failure_count(receiver, hook, space, clock):
+    endpoint, _ = hook
+    receiver.expect_request("/hook").respond_with_data("no", status=500)
+    fail_deliveries(space, clock, 19)
+    receiver.clear()
+    receiver.expect_request("/hook").respond_with_data("ok")
+    record(space)
+    run_worker()
+    endpoint.refresh_from_db()
+    assert (endpoint.is_enabled, endpoint.failure_streak) == (True, 0)
+
+
+def test_recovery_after_disabling_does_not_replay(receiver, hook, space, clock):
+    endpoint, secret = hook
+    receiver.expect_request("/hook").respond_with_data("no", status=500)
+    fail_deliveries(space, clock, 20)
+    endpoint.refresh_from_db()
+    assert not endpoint.is_enabled
+    missed = record(space, "poll.updated")  # happens while disabled
+    run_worker()
+
+    receiver.clear()
+    receiver.expect_request("/hook").respond_with_data("ok")
+    services.enable_endpoint(endpoint=endpoint)
+    endpoint.refresh_from_db()
+    assert (endpoint.is_enabled, endpoint.failure_streak, endpoint.disabled_reason) == (True, 0, "")
+    fresh = record(space, "poll.closed")
+    clock.shift(86400)
+    run_worker()
+    got = received(receiver)
+    assert [item["body"]["id"] for item in got] == [fresh.id]
+    assert missed.id not in {json.loads(d.event.body)["id"] for d in Delivery.objects.select_related("event")}
+    assert verify(got[0]["raw"], got[0]["headers"], secret)
+
+
+def test_disabling_cancels_pending_retries(receiver, hook, space, clock):
+    endpoint, _ = hook
+    receiver.expect_request("/hook").respond_with_data("no", status=500)
+    record(space)
+    run_worker()
+    services.disable_endpoint(endpoint=endpoint)
+    delivery = Delivery.objects.get()
+    assert delivery.status == Delivery.Status.CANCELED
+    assert delivery.last_error == "not sent: disabled by an operator"
+    clock.shift(3600)
+    assert run_worker() == 0
+    assert len(receiver.log) == 1
