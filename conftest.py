@@ -98,6 +98,17 @@ class Api:
         return self.request("DELETE", path, **kwargs)
 
 
+@pytest.fixture(autouse=True)
+def fresh_maintenance_cache():
+    """Each process caches the maintenance switch for a second, but every test's database is
+    rolled back: forget what the previous test saw."""
+    from config import maintenance
+
+    maintenance._cached = None
+    yield
+    maintenance._cached = None
+
+
 @pytest.fixture
 def make_space(db):
     """A factory: `make_space(pro=True)` returns (space, api_key)."""

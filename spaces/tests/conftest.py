@@ -4,17 +4,6 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from config import maintenance
-
-
-@pytest.fixture(autouse=True)
-def fresh_maintenance_cache():
-    """Each process caches the maintenance switch for a second; the database is rolled back
-    after each test, so forget what this test saw."""
-    maintenance._cached = None
-    yield
-    maintenance._cached = None
-
 
 class Run:
     """`manage.py` in-process: `run("keys", "list", space_id)` returns the parsed `--json`
