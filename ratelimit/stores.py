@@ -106,14 +106,11 @@ class RedisStore:
 
     def __init__(self, url: str, timeout: float):
         self.url = url
-        # Short timeouts and at most one immediate reconnection (a pooled connection that
-        # Redis closed while restarting): a dead Redis costs one timeout, never a hang.
-        # Timeouts are not retried: the script may have run, and a retry would count twice.
+        # Short timeouts and no retries (redis-py retries 10 times by default): a dead Redis
+        # costs one timeout, never a hang, and a script that ran but whose answer was lost is
+        # never run twice. The pool replaces a connection Redis closed (a restart) by itself.
         self.client = redis.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0)
         )
         self.script = self.client.register_script(LUA)
 

@@ -1,5 +1,7 @@
 """Fixtures of the rate-limit tests: both stores, a clean Redis database, a frozen clock."""
 
+import socket
+
 import pytest
 import redis
 import time_machine
@@ -40,3 +42,11 @@ def limit_headers(response) -> dict:
     """The RateLimit-* headers of a response (absent ones left out)."""
     names = ("RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
     return {name.removeprefix("RateLimit-"): response[name] for name in names if name in response}
+
+
+def closed_port_url() -> str:
+    """A Redis URL on a local port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"redis://127.0.0.1:{port}/0"
