@@ -34,8 +34,8 @@ def forbidden_reason(address: IPAddress) -> str | None:
         ("is_loopback", "a loopback address"),
         ("is_link_local", "a link-local address"),
         ("is_multicast", "a multicast address"),
-        ("is_private", "a private address"),
         ("is_reserved", "a reserved address"),
+        ("is_private", "a private address"),
         ("is_site_local", "a site-local address"),
     )
     for attribute, reason in checks:

@@ -1,0 +1,234 @@
+"""Where webhooks may go: URL rules when saving, address checks at connect time (DNS
+rebinding), no proxies, TLS still verified against the URL's host name."""
+
+import ipaddress
+import socket
+import ssl
+import subprocess
+
+import pytest
+from pytest_httpserver import HTTPServer
+
+from spaces.services import ServiceError
+from webhooks import sender, services, targets
+from webhooks.models import Attempt, Endpoint
+from webhooks.tests.conftest import run_worker
+
+FORBIDDEN = {
+    "10.1.2.3": "a private address",
+    "172.16.0.1": "a private address",
+    "192.168.1.1": "a private address",
+    "127.0.0.1": "a loopback address",
+    "127.255.255.254": "a loopback address",
+    "169.254.169.254": "a link-local address",  # cloud metadata
+    "0.0.0.0": "an unspecified address",
+    "224.0.0.1": "a multicast address",
+    "239.255.255.250": "a multicast address",
+    "240.0.0.1": "a reserved address",
+    "255.255.255.255": "a reserved address",  # broadcast
+    "100.64.0.1": "not a public address",  # shared address space (carrier NAT)
+    "192.0.2.1": "a private address",  # documentation
+    "198.18.0.1": "a private address",  # benchmarking
+    "::1": "a loopback address",
+    "::": "an unspecified address",
+    "fe80::1": "a link-local address",
+    "fc00::1": "a private address",
+    "fd12:3456::1": "a private address",
+    "fec0::1": "a site-local address",
+    "ff02::1": "a multicast address",
+    "ff0e::1": "a multicast address",
+    "2001:db8::1": "a private address",  # documentation
+    "100::1": "a reserved address",  # discard-only
+    "::127.0.0.1": "a reserved address",  # IPv4-compatible (deprecated)
+    "64:ff9b::7f00:1": "a reserved address",  # NAT64 of 127.0.0.1
+    "::ffff:127.0.0.1": "a loopback address",  # IPv4-mapped forms are judged as IPv4
+    "::ffff:10.0.0.1": "a private address",
+    "::ffff:169.254.169.254": "a link-local address",
+    "2002:7f00:1::": "a loopback address",  # 6to4 of 127.0.0.1
+    "2002:a00:1::1": "a private address",  # 6to4 of 10.0.0.1
+}
+ALLOWED = ["8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1"]
+
+
+@pytest.mark.parametrize("address,reason", FORBIDDEN.items())
+def test_every_class_of_special_address_is_forbidden(address, reason):
+    assert reason in targets.forbidden_reason(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize("address", ALLOWED)
+def test_public_unicast_addresses_are_allowed(address):
+    assert targets.forbidden_reason(ipaddress.ip_address(address)) is None
+
+
+@pytest.fixture
+def dns(monkeypatch):
+    """Fake DNS answers for chosen names; every other name resolves as usual."""
+    answers: dict[str, list[str]] = {}
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, family=0, type=0, proto=0, flags=0):
+        if host in answers:
+            return [
+                (socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM, 6, "",
+                 (ip, port, 0, 0) if ":" in ip else (ip, port))
+                for ip in answers[host]
+            ]
+        if host.endswith(".test"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, port, family, type, proto, flags)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return answers
+
+
+def refused(space, url: str) -> str:
+    with pytest.raises(ServiceError) as info:
+        services.create_endpoint(space=space, url=url)
+    assert Endpoint.objects.count() == 0
+    return str(info.value)
+
+
+@pytest.mark.parametrize("address", ["10.0.0.1", "127.0.0.1", "169.254.169.254", "[::1]", "[::ffff:127.0.0.1]",
+                                     "[fe80::1]", "0.0.0.0", "[2002:7f00:1::]"])
+def test_saving_refuses_an_address_literal_that_is_special(space, address):
+    message = refused(space, f"https://{address}/hook")
+    assert message.startswith("url: ") and "webhooks are only sent to public addresses" in message
+
+
+def test_saving_refuses_a_name_that_resolves_to_a_special_address(space, dns):
+    dns["intranet.test"] = ["10.0.0.7"]
+    assert refused(space, "https://intranet.test/hook") == (
+        "url: 10.0.0.7 is a private address; webhooks are only sent to public addresses"
+    )
+
+
+def test_saving_refuses_localhost(space):
+    assert "a loopback address" in refused(space, "https://localhost/hook")
+
+
+def test_one_special_answer_among_public_ones_is_enough_to_refuse(space, dns):
+    dns["mixed.test"] = ["93.184.216.34", "::1"]
+    assert "::1 is a loopback address" in refused(space, "https://mixed.test/hook")
+
+
+@pytest.mark.parametrize(
+    "url,message",
+    [
+        ("http://hooks.test/x", "url: the URL must start with https://"),
+        ("ftp://hooks.test/x", "url: the URL must start with https://"),
+        ("https://user:pass@hooks.test/x", "url: the URL must not contain a user name or password"),
+        ("https://token@hooks.test/x", "url: the URL must not contain a user name or password"),
+        ("https://hooks.test/" + "a" * 2030, "url: the URL is longer than 2048 characters"),
+        ("https:///x", "url: the URL has no host"),
+        ("", "url: the URL is empty"),
+        ("https://hooks.test/a b", "url: the URL contains spaces or control characters"),
+        ("https://hooks.test:99999/x", "url: the URL is not valid (Port out of range 0-65535)"),
+        ("https://nowhere.test/x", "url: the host 'nowhere.test' cannot be resolved"),
+    ],
+)
+def test_saving_refuses_bad_urls(space, dns, url, message):
+    dns["hooks.test"] = ["93.184.216.34"]
+    assert refused(space, url).startswith(message)
+
+
+def test_a_public_https_url_is_saved(space, dns):
+    dns["hooks.test"] = ["93.184.216.34", "2606:4700:4700::1111"]
+    url = "https://hooks.test/" + "a" * (2048 - len("https://hooks.test/"))
+    endpoint, _ = services.create_endpoint(space=space, url=url)
+    assert endpoint.url == url
+
+
+def test_dns_rebinding_is_stopped_at_connect_time(space, dns, raw_receiver, make_space):
+    """Saved while the name pointed to a public address; at send time it points to a
+    loopback address where something listens: nothing is sent there."""
+    dns["rebind.test"] = ["93.184.216.34"]
+    endpoint, _ = services.create_endpoint(space=space, url=f"https://rebind.test:{raw_receiver.port}/hook")
+    dns["rebind.test"] = ["127.0.0.1"]
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    attempt = Attempt.objects.get()
+    assert not attempt.succeeded
+    assert attempt.error == "127.0.0.1 is a loopback address; webhooks are only sent to public addresses"
+    assert raw_receiver.connections == 0
+
+
+def test_a_url_saved_under_the_development_switch_is_refused_once_it_is_off(hook, receiver, space, settings):
+    receiver.expect_request("/hook").respond_with_data("ok")
+    settings.WEBHOOKS_ALLOW_PRIVATE_URLS = False
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    assert receiver.log == []
+    assert Attempt.objects.get().error == "the URL must start with https://"
+
+
+def test_the_sender_connects_to_the_address_it_vetted(dns, receiver, make_endpoint, space):
+    """With the development switch on, a name is sent to the address our own resolution
+    gave, and the Host header still names the host."""
+    dns["hooks.test"] = ["127.0.0.1"]
+    receiver.expect_request("/hook").respond_with_data("ok")
+    make_endpoint(f"http://hooks.test:{receiver.port}/hook")
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    [(request, _)] = receiver.log
+    assert request.headers["Host"] == f"hooks.test:{receiver.port}"
+    assert Attempt.objects.get().succeeded
+
+
+def test_proxies_from_the_environment_are_ignored(monkeypatch, receiver, hook, space, raw_receiver):
+    receiver.expect_request("/hook").respond_with_data("ok")
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(name, raw_receiver.url(""))
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    assert raw_receiver.connections == 0
+    assert len(receiver.log) == 1 and Attempt.objects.get().succeeded
+
+
+# --- TLS: the certificate is checked against the URL's name, not the address we dial ---
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory):
+    """A throwaway CA and a certificate for `hooks.test`, made with the openssl tool."""
+    folder = tmp_path_factory.mktemp("tls")
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+            "-subj", "/CN=Webhook test CA")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr",
+            "-subj", "/CN=hooks.test")
+    (folder / "san.ext").write_text("subjectAltName=DNS:hooks.test\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "server.pem", "-days", "2", "-extfile", "san.ext")
+    return folder
+
+
+@pytest.fixture
+def tls_receiver(tls_files, monkeypatch):
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls_files / "server.pem", tls_files / "server.key")
+    server = HTTPServer(host="127.0.0.1", port=0, ssl_context=context)
+    server.start()
+    monkeypatch.setattr(sender, "VERIFY", str(tls_files / "ca.pem"))
+    yield server
+    server.clear()
+    server.stop()
+
+
+def test_https_delivery_verifies_the_certificate_for_the_host_name(tls_receiver, dns, make_endpoint, space):
+    dns["hooks.test"] = ["127.0.0.1"]
+    dns["other.test"] = ["127.0.0.1"]
+    tls_receiver.expect_request("/hook").respond_with_data("ok")
+    make_endpoint(f"https://hooks.test:{tls_receiver.port}/hook")
+    make_endpoint(f"https://other.test:{tls_receiver.port}/hook")
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    outcomes = {a.delivery.endpoint.url.split(":")[1]: a for a in Attempt.objects.select_related("delivery__endpoint")}
+    assert outcomes["//hooks.test"].succeeded
+    assert not outcomes["//other.test"].succeeded
+    assert outcomes["//other.test"].error.startswith("TLS error: ")
+    assert len(tls_receiver.log) == 1
