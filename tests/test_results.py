@@ -1,0 +1,168 @@
+"""GET /v1/polls/{pollId}/results: dense votes, score, top choices, counted by the database."""
+
+import pytest
+
+from polls import services
+from polls.models import Vote
+from polls.tests.factories import (  # noqa: F401 (request_overhead is a fixture)
+    date_poll_body,
+    make_poll,
+    option_ids,
+    request_overhead,
+    respond,
+    time_poll_body,
+)
+
+
+def results(api, poll):
+    response = api.get(f"/v1/polls/{poll.pk}/results")
+    assert response.status_code == 200, response.body
+    return response.body["data"]
+
+
+def counts(option: dict) -> dict:
+    return {vote["type"]: vote["count"] for vote in option["votes"]}
+
+
+def test_counts_every_vote_type_and_ranks_the_options(api, space):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02", "2030-01-03", "2030-01-04"))
+    respond(poll, "yes", "ifNeedBe", "no", None, name="P1")
+    respond(poll, "yes", "yes", "ifNeedBe", "no", name="P2")
+    respond(poll, "ifNeedBe", "no", None, "no", name="P3")
+    respond(poll, name="P4 answered nothing")
+    ids = option_ids(poll)
+
+    def option(i, day, yes, maybe, no, score, top):
+        votes = [{"type": "yes", "count": yes}, {"type": "ifNeedBe", "count": maybe}, {"type": "no", "count": no}]
+        return {"id": ids[i], "date": day, "votes": votes, "score": score, "isTopChoice": top}
+
+    assert results(api, poll) == {
+        "pollId": poll.pk,
+        "kind": "date",
+        "status": "open",
+        "participantCount": 4,
+        "options": [
+            option(0, "2030-01-01", 2, 1, 0, 3002, True),
+            option(1, "2030-01-02", 1, 1, 1, 2001, False),
+            option(2, "2030-01-03", 0, 1, 1, 1000, False),
+            option(3, "2030-01-04", 0, 0, 2, 0, False),
+        ],
+        "highScore": 3002,
+    }
+
+
+@pytest.mark.parametrize(
+    "vote, tentative, expected, score",
+    [
+        ("yes", True, {"yes": 1, "ifNeedBe": 0, "no": 0}, 1001),
+        ("ifNeedBe", True, {"yes": 0, "ifNeedBe": 1, "no": 0}, 1000),
+        ("no", True, {"yes": 0, "ifNeedBe": 0, "no": 1}, 0),
+        (None, True, {"yes": 0, "ifNeedBe": 0, "no": 0}, 0),
+        ("yes", False, {"yes": 1, "no": 0}, 1001),
+        ("no", False, {"yes": 0, "no": 1}, 0),
+        (None, False, {"yes": 0, "no": 0}, 0),
+        # Tentative votes turned off after someone answered ifNeedBe: the vote still shows.
+        ("ifNeedBe", False, {"yes": 0, "ifNeedBe": 1, "no": 0}, 1000),
+    ],
+)
+def test_every_vote_with_tentative_votes_on_and_off(api, space, vote, tentative, expected, score):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
+    participant = respond(poll, vote if vote != "ifNeedBe" or tentative else None)
+    if vote == "ifNeedBe" and not tentative:
+        Vote.objects.create(participant=participant, option_id=option_ids(poll)[0], type="ifNeedBe")
+    poll.allow_tentative_votes = tentative
+    poll.save(update_fields=["allow_tentative_votes"])
+
+    data = results(api, poll)
+    first, second = data["options"]
+    assert [vote["type"] for vote in first["votes"]] == list(expected)  # display order
+    assert counts(first) == expected
+    assert counts(second) == dict.fromkeys(expected, 0)  # dense, although nobody answered
+    assert first["score"] == score and second["score"] == 0
+    assert data["highScore"] == score
+    assert first["isTopChoice"] is (score > 0)
+    assert second["isTopChoice"] is False
+    assert data["participantCount"] == 1
+
+
+def test_ties_share_the_top_choice(api, space):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02", "2030-01-03"))
+    respond(poll, "yes", "no", "yes")
+    data = results(api, poll)
+    assert [option["isTopChoice"] for option in data["options"]] == [True, False, True]
+    assert data["highScore"] == 1001
+
+
+def test_a_poll_without_responses_has_zero_counts_and_no_top_choice(api, space):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
+    data = results(api, poll)
+    assert data["participantCount"] == 0
+    assert data["highScore"] == 0
+    for option in data["options"]:
+        assert option["votes"] == [{"type": t, "count": 0} for t in ("yes", "ifNeedBe", "no")]
+        assert option["score"] == 0 and option["isTopChoice"] is False
+
+
+def test_unknown_vote_types_of_older_data_are_counted_after_the_built_in_ones(api, space):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"), allow_tentative_votes=False)
+    first, second = option_ids(poll)
+    ann = respond(poll, "yes", None, name="Ann")
+    bob = respond(poll, None, "no", name="Bob")
+    # Older data: types this service does not know, "zeta" stored before "alpha".
+    Vote.objects.create(participant=ann, option_id=second, type="zeta")
+    Vote.objects.create(participant=bob, option_id=first, type="alpha")
+    carl = respond(poll, name="Carl")
+    Vote.objects.create(participant=carl, option_id=first, type="zeta")
+
+    data = results(api, poll)
+    a, b = data["options"]
+    assert [vote["type"] for vote in a["votes"]] == ["yes", "no", "zeta", "alpha"]
+    assert counts(a) == {"yes": 1, "no": 0, "zeta": 1, "alpha": 1}
+    assert counts(b) == {"yes": 0, "no": 1, "zeta": 1, "alpha": 0}
+    assert (a["score"], b["score"]) == (1001, 0)  # unknown types do not rank an option
+    assert data["participantCount"] == 3
+
+
+def test_time_poll_results_carry_the_option_times_and_the_status(api, space):
+    poll = make_poll(space, time_poll_body("2030-03-02T10:00:00", "2030-03-02T09:00:00", duration=30))
+    respond(poll, "no", "yes")
+    services.close_poll(poll=poll)
+    data = results(api, poll)
+    assert data["kind"] == "time" and data["status"] == "closed"
+    assert [(o["startTime"], o["duration"]) for o in data["options"]] == [
+        ("2030-03-02T08:00:00.000Z", 30),
+        ("2030-03-02T09:00:00.000Z", 30),
+    ]
+    assert [o["isTopChoice"] for o in data["options"]] == [False, True]
+
+
+def test_results_are_isolated_between_polls_and_spaces(api, space, make_space):
+    poll = make_poll(space, date_poll_body("2030-01-01"))
+    neighbour = make_poll(space, date_poll_body("2030-01-01"))
+    respond(neighbour, "yes")
+    respond(neighbour, "no", name="Bob")
+    other_space, _ = make_space()
+    foreign = make_poll(other_space, date_poll_body("2030-01-01"))
+    respond(foreign, "yes")
+
+    data = results(api, poll)
+    assert data["participantCount"] == 0 and counts(data["options"][0]) == {"yes": 0, "ifNeedBe": 0, "no": 0}
+    for poll_id in (foreign.pk, "NoSuchPoll12", "-"):
+        response = api.get(f"/v1/polls/{poll_id}/results")
+        assert response.status_code == 404 and response.body["error"]["code"] == "POLL_NOT_FOUND"
+    services.delete_poll(poll=neighbour)
+    response = api.get(f"/v1/polls/{neighbour.pk}/results")
+    assert response.status_code == 404 and response.body["error"]["code"] == "POLL_NOT_FOUND"
+
+
+@pytest.mark.parametrize("participants", [1, 25])
+def test_results_cost_the_same_queries_however_many_votes(
+    api, space, request_overhead, django_assert_num_queries, participants
+):
+    poll = make_poll(space, date_poll_body(*(f"2030-01-{day:02d}" for day in range(1, 11))))
+    for n in range(participants):
+        respond(poll, *(["yes", "ifNeedBe", "no"] * 4)[n % 3:][:10], name=f"P{n}")
+    # The poll with its count, its options, the GROUP BY over its votes.
+    with django_assert_num_queries(request_overhead + 3):
+        data = results(api, poll)
+    assert data["participantCount"] == participants
