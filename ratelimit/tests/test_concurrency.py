@@ -1,0 +1,84 @@
+"""Exactly the limit succeeds when several processes, each with many threads, send requests
+for one space at once: against Redis, and against the embedded store in the database."""
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections import Counter
+from contextlib import closing, contextmanager
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from ratelimit import selectors
+
+PROCESSES, THREADS, REQUESTS = 3, 8, 5  # 120 requests
+LIMIT = 50
+BASE_DIR = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def shared_database(tmp_path):
+    """A URL other processes can open to see this test's (committed) data, and after the
+    block, their writes visible here too."""
+    if connection.vendor == "postgresql":
+        db = connection.settings_dict
+        yield f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+        return
+    # SQLite: the test database lives in this process's memory; share it through a file.
+    path = tmp_path / "shared.sqlite3"
+    connection.ensure_connection()
+    with closing(sqlite3.connect(path)) as file:
+        connection.connection.backup(file)
+    yield f"sqlite:///{path}"
+    with closing(sqlite3.connect(path)) as file:
+        file.backup(connection.connection)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exactly_the_limit_succeeds_across_processes_and_threads(store, make_space, tmp_path, settings):
+    space, key = make_space()
+    with shared_database(tmp_path) as database_url:
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings_test",
+            "DATABASE_URL": database_url,
+            "REDIS_URL": settings.REDIS_URL,
+            "RATELIMIT_PER_MINUTE": str(LIMIT),
+        }
+        statuses = hammer(env, key)
+    total = PROCESSES * THREADS * REQUESTS
+    assert statuses == {"200": LIMIT, "429": total - LIMIT}
+    usage = selectors.usage(space_id=space.pk)
+    assert usage.store == {"redis": "redis", "embedded": "database"}[store]
+    assert (usage.minute.count, usage.day.count) == (LIMIT, LIMIT)
+
+
+def hammer(env: dict, key: str) -> Counter:
+    """Run the worker processes; the count of each status over all their requests."""
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ratelimit.tests.hammer", key, str(THREADS), str(REQUESTS)],
+            cwd=BASE_DIR, env=env, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        for _ in range(PROCESSES)
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout.readline().strip() == "ready", worker.stderr.read()
+        for worker in workers:  # every thread of every process starts at once
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        statuses = Counter()
+        for worker in workers:
+            out, err = worker.communicate(timeout=120)
+            assert worker.returncode == 0, err
+            statuses.update(json.loads(out))
+        return statuses
+    finally:
+        for worker in workers:
+            worker.kill()
