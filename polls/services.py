@@ -439,12 +439,18 @@ def clean_response(*, poll: Poll, name: str, email: str | None, votes: dict, cur
         elif kind is None or current.get(option_id) == kind:
             continue
         elif kind not in VOTE_TYPES:
-            problems.append(f"votes: {kind!r} (option {option_id}) is not a vote; use yes, ifNeedBe or no")
+            problems.append(f"votes: {kind!r} (option {option_id}) is not a vote (use yes, ifNeedBe or no)")
         elif kind == Vote.IF_NEED_BE and not poll.allow_tentative_votes:
             problems.append(f"votes: ifNeedBe (option {option_id}) is not allowed: the poll does not allow tentative votes")
     if problems:
         raise ServiceError("; ".join(problems))
     return name, email, votes
+
+
+def check_accepts_responses(poll: Poll) -> None:
+    """Only an open poll accepts new responses."""
+    if poll.status != Status.OPEN:
+        raise ServiceError(f"poll {poll.pk} is {poll.status}: only an open poll accepts new responses")
 
 
 def _touch(poll: Poll, now: datetime) -> None:
@@ -458,8 +464,7 @@ def create_response(*, poll: Poll, name: str, email: str | None = None, votes: d
     """A new participant with their votes (`poll.participant.created`); only an open poll
     accepts new responses."""
     poll = _locked(poll)
-    if poll.status != Status.OPEN:
-        raise ServiceError(f"poll {poll.pk} is {poll.status}: only an open poll accepts new responses")
+    check_accepts_responses(poll)
     name, email, votes = clean_response(poll=poll, name=name, email=email, votes=votes or {})
     now = timezone.now()
     participant = Participant.objects.create(poll=poll, name=name, email=email, created_at=now, updated_at=now)
