@@ -25,4 +25,6 @@ logconfig_dict = {
     "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "loggers": {"gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False}},
+    # Until Django applies its LOGGING (settings.LOG_LEVEL) in each worker.
+    "root": {"handlers": ["console"], "level": "WARNING"},
 }
