@@ -1,0 +1,264 @@
+"""The poll back office, through Django's test client logged in as a superuser. Every
+change goes through the services: the events recorded prove it."""
+
+from datetime import date
+
+import pytest
+from django.forms import MultiWidget
+from django.urls import reverse
+
+from polls import services
+from polls.models import Option, Participant, Poll, Vote
+from polls.tests.factories import make_poll, option_ids, respond, time_poll_body
+from webhooks.models import Event
+
+
+def form_data(response) -> dict:
+    """The POST data a browser would send for an admin form page as it stands (with its
+    inline formsets)."""
+    data = {}
+    forms = [response.context["adminform"].form]
+    for inline in response.context["inline_admin_formsets"]:
+        forms += [inline.formset.management_form, *inline.formset.forms]
+    for form in forms:
+        for field in form:
+            value = field.value()
+            if isinstance(field.field.widget, MultiWidget):
+                for index, part in enumerate(field.field.widget.decompress(value)):
+                    data[f"{field.html_name}_{index}"] = "" if part is None else str(part)
+            elif value is True:
+                data[field.html_name] = "on"
+            elif value is not None and value is not False:
+                data[field.html_name] = str(value)
+    return data
+
+
+def url(view: str, *args) -> str:
+    return reverse(f"admin:polls_poll_{view}", args=args)
+
+
+def event_types(poll) -> list[str]:
+    return list(Event.objects.filter(poll_id=poll.pk).order_by("created_at", "id").values_list("type", flat=True))
+
+
+def messages_of(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]] if response.context else []
+
+
+def act(client, action: str, polls) -> list[str]:
+    response = client.post(url("changelist"), {"action": action, "_selected_action": [p.pk for p in polls]},
+                           follow=True)
+    assert response.status_code == 200
+    return messages_of(response)
+
+
+@pytest.fixture
+def poll(space):
+    return make_poll(space)
+
+
+def test_pages_load(superuser_client, space, poll):
+    timed = make_poll(space, time_poll_body("2030-06-01T10:00:00Z"), title="Kick-off call")
+    respond(poll, "yes", "ifNeedBe", "no")
+    Vote.objects.create(participant=respond(timed, None, name="Bob"), option_id=option_ids(timed)[0], type="legacy")
+    services.delete_poll(poll=make_poll(space, title="Gone"))
+    for path in [
+        url("changelist"), url("changelist") + "?q=Kick-off", url("changelist") + f"?status=open&space__id__exact={space.pk}",
+        url("changelist") + "?deleted=yes", url("add"), url("change", poll.pk), url("change", timed.pk),
+        url("schedule", poll.pk), reverse("admin:webhooks_event_changelist") + f"?poll_id={poll.pk}",
+        reverse("admin:webhooks_event_changelist") + f"?space__id__exact={space.pk}",
+    ]:
+        response = superuser_client.get(path)
+        assert response.status_code == 200, path
+    assert superuser_client.get(url("changelist") + "?q=Kick-off").context["cl"].result_count == 1
+    assert superuser_client.get(url("changelist") + "?deleted=yes").context["cl"].result_count == 1
+    page = superuser_client.get(url("change", timed.pk)).content.decode()
+    assert "legacy (older data)" in page  # an older vote type is shown, not lost
+    assert f'formaction="{url("lifecycle", timed.pk, "close")}"' in page
+    assert url("lifecycle", timed.pk, "restore") not in page  # only for deleted polls
+    event = Event.objects.filter(poll_id=poll.pk).first()
+    assert superuser_client.get(reverse("admin:webhooks_event_change", args=[event.pk])).status_code == 200
+
+
+def test_adding_a_poll_uses_the_api_rules_and_records_poll_created(superuser_client, space):
+    data = {"space": space.pk, "title": "Offsite", "kind": "time", "time_zone": "Europe/Berlin", "duration": "60",
+            "options": "2030-06-01T09:00:00\n2030-06-01T14:00:00Z 30\n", "disable_comments": "on"}
+    response = superuser_client.post(url("add"), data)
+    assert response.status_code == 302
+    poll = Poll.objects.get(title="Offsite")
+    assert (poll.space_id, poll.organizer_id, poll.time_zone, poll.allow_tentative_votes) == (
+        space.pk, space.owner_id, "Europe/Berlin", False)
+    assert [(o.start_time.hour, o.duration) for o in poll.options.order_by("start_time")] == [(7, 60), (14, 30)]
+    assert event_types(poll) == ["poll.created"]
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"time_zone": "Mars/Olympus"}, "timeZone:"),
+    ({"organizer_email": "stranger@example.com"}, "organizer.email: not a member of this space"),
+    ({"options": "2030-06-01T09:00:00 soon"}, "the duration must be a whole number of minutes"),
+    ({"title": "badword"}, "title: flagged by content moderation"),
+])
+def test_a_refused_poll_is_a_form_error_and_creates_nothing(superuser_client, space, changes, message):
+    data = {"space": space.pk, "title": "Offsite", "kind": "time", "time_zone": "Europe/Berlin", "duration": "60",
+            "options": "2030-06-01T09:00:00", **changes}
+    response = superuser_client.post(url("add"), data)
+    assert response.status_code == 200
+    assert message in str(response.context["adminform"].form.non_field_errors())
+    assert not Poll.objects.exists() and not Event.objects.exists()
+
+
+def test_bulk_actions_call_the_services_and_report_refusals(superuser_client, space, poll):
+    scheduled = make_poll(space, status="scheduled", scheduled_option=None)
+    report = act(superuser_client, "close_polls", [poll, scheduled])
+    assert report == [f"Closed: {poll.pk}.", f"cannot close poll {scheduled.pk}: it is scheduled (allowed only when open)"]
+    assert Poll.objects.get(pk=poll.pk).status == "closed"
+    act(superuser_client, "reopen_polls", [poll, scheduled])
+    assert {p.status for p in Poll.objects.all()} == {"open"}
+    act(superuser_client, "delete_polls", [poll])
+    assert Poll.objects.get(pk=poll.pk).deleted_at is not None  # soft: still here
+    act(superuser_client, "restore_polls", [poll])
+    assert Poll.objects.get(pk=poll.pk).deleted_at is None
+    assert event_types(poll) == ["poll.created", "poll.closed", "poll.reopened", "poll.deleted", "poll.restored"]
+    assert event_types(scheduled) == ["poll.created", "poll.reopened"]
+
+
+def test_schedule_with_the_option_picker_then_cancel(superuser_client, poll):
+    response = act(superuser_client, "schedule_poll", [poll])  # redirects to the picker
+    second = option_ids(poll)[1]
+    response = superuser_client.post(url("schedule", poll.pk), {"option": second}, follow=True)
+    assert messages_of(response) == [f"Poll {poll.pk} scheduled at 2030-01-02."]
+    fresh = Poll.objects.get(pk=poll.pk)
+    assert (fresh.status, fresh.scheduled_option_id) == ("scheduled", second)
+    scheduled = Event.objects.get(poll_id=poll.pk, type="poll.scheduled")
+    assert scheduled.data["event"] == {"start": "2030-01-02T00:00:00.000Z", "end": "2030-01-03T00:00:00.000Z",
+                                       "allDay": True}
+    response = superuser_client.post(url("schedule", poll.pk), {"option": option_ids(poll)[0]})
+    assert "already scheduled at another option" in str(response.context["form"].non_field_errors())
+    response = superuser_client.post(url("lifecycle", poll.pk, "cancel"), follow=True)
+    assert messages_of(response) == [f"Canceled: {poll.pk}."]
+    assert event_types(poll) == ["poll.created", "poll.scheduled", "poll.canceled"]
+
+
+def test_lifecycle_buttons_need_a_post(superuser_client, poll):
+    assert superuser_client.get(url("lifecycle", poll.pk, "close")).status_code == 403
+    assert superuser_client.post(url("lifecycle", poll.pk, "explode")).status_code == 403
+    assert superuser_client.post(url("lifecycle", poll.pk, "close")).status_code == 302
+    assert Poll.objects.get(pk=poll.pk).status == "closed"
+
+
+def change_form(client, poll) -> dict:
+    return form_data(client.get(url("change", poll.pk)))
+
+
+def save(client, poll, data):
+    response = client.post(url("change", poll.pk), data)
+    assert response.status_code == 302, response.context and [
+        response.context["adminform"].form.errors, *(f.formset.errors for f in response.context["inline_admin_formsets"]),
+        *(f.formset.non_form_errors() for f in response.context["inline_admin_formsets"])]
+    return response
+
+
+def test_editing_details_and_settings_records_one_poll_updated(superuser_client, poll):
+    data = change_form(superuser_client, poll)
+    save(superuser_client, poll, data)  # unchanged: nothing recorded
+    assert event_types(poll) == ["poll.created"]
+    data.update(title="Team lunch", location="Canteen", conferencing='{"provider": "zoom"}')
+    data.pop("hide_participants", None)
+    data["require_email"] = "on"
+    save(superuser_client, poll, data)
+    fresh = Poll.objects.get(pk=poll.pk)
+    assert (fresh.title, fresh.location, fresh.conferencing, fresh.require_email) == (
+        "Team lunch", "Canteen", {"provider": "zoom"}, True)
+    assert event_types(poll) == ["poll.created", "poll.updated"]
+
+
+def test_bad_details_are_form_errors(superuser_client, poll):
+    data = change_form(superuser_client, poll)
+    data["conferencing"] = '{"provider": "skype"}'
+    response = superuser_client.post(url("change", poll.pk), data)
+    assert response.status_code == 200
+    assert "conferencing: provider must be one of" in str(response.context["adminform"].form.non_field_errors())
+    assert event_types(poll) == ["poll.created"]
+
+
+def test_editing_options_inline(superuser_client, poll):
+    first, second, third = option_ids(poll)
+    respond(poll, "yes", "yes", "yes")
+    data = change_form(superuser_client, poll)
+    prefix = "options"
+    data[f"{prefix}-1-DELETE"] = "on"  # the second date
+    data[f"{prefix}-0-date"] = "2030-02-01"
+    total = int(data[f"{prefix}-TOTAL_FORMS"])
+    data[f"{prefix}-{total}-date"] = "2030-03-01"
+    data[f"{prefix}-{total}-poll"] = poll.pk
+    data[f"{prefix}-TOTAL_FORMS"] = str(total + 1)
+    save(superuser_client, poll, data)
+    assert list(poll.options.order_by("date").values_list("date", flat=True)) == [
+        date(2030, 1, 3), date(2030, 2, 1), date(2030, 3, 1)]
+    assert not Option.objects.filter(pk=second).exists() and not Vote.objects.filter(option_id=second).exists()
+    assert Vote.objects.filter(option_id=first).count() == 1  # moved, votes kept
+    assert event_types(poll) == ["poll.created", "poll.participant.created", "poll.updated"]
+
+    data = change_form(superuser_client, poll)
+    data[f"{prefix}-0-date"] = "2030-03-01"  # a duplicate
+    response = superuser_client.post(url("change", poll.pk), data)
+    assert response.status_code == 200
+    assert "is listed twice" in str(response.context["inline_admin_formsets"][0].formset.non_form_errors())
+
+
+def participants_prefix(data) -> str:
+    return next(key for key in data if key.endswith("-TOTAL_FORMS") and not key.startswith("options")).removesuffix(
+        "-TOTAL_FORMS")
+
+
+def test_participants_inline_add_edit_remove_with_votes(superuser_client, poll):
+    first, second, third = option_ids(poll)
+    ann = respond(poll, "yes", "no", None, name="Ann")
+    bob = respond(poll, "no", name="Bob")
+    data = change_form(superuser_client, poll)
+    p = participants_prefix(data)
+    # Row 0 is Ann (oldest first), row 1 Bob, row 2 the empty extra row.
+    data[f"{p}-0-vote_{second}"] = "ifNeedBe"
+    data[f"{p}-0-vote_{first}"] = ""
+    data[f"{p}-1-DELETE"] = "on"
+    data.update({f"{p}-2-name": "Carl", f"{p}-2-email": "carl@example.com", f"{p}-2-vote_{third}": "yes",
+                 f"{p}-2-poll": poll.pk})
+    save(superuser_client, poll, data)
+    assert dict(Vote.objects.filter(participant=ann).values_list("option_id", "type")) == {second: "ifNeedBe"}
+    assert not Participant.objects.filter(pk=bob.pk).exists()
+    carl = Participant.objects.get(name="Carl")
+    assert (carl.email, dict(carl.votes.values_list("option_id", "type"))) == ("carl@example.com", {third: "yes"})
+    assert event_types(poll)[-3:] == ["poll.participant.updated", "poll.participant.deleted",
+                                      "poll.participant.created"]
+
+
+def test_participant_rows_are_checked_by_the_service_rules(superuser_client, space):
+    poll = make_poll(space, allow_tentative_votes=False, require_email=True)
+    data = change_form(superuser_client, poll)
+    p = participants_prefix(data)
+    data.update({f"{p}-0-name": "Dan", f"{p}-0-vote_{option_ids(poll)[0]}": "ifNeedBe", f"{p}-0-poll": poll.pk})
+    response = superuser_client.post(url("change", poll.pk), data)
+    assert response.status_code == 200
+    errors = str(response.context["inline_admin_formsets"][1].formset.errors)
+    assert "requires an e-mail address" in errors and "does not allow tentative votes" in errors
+    assert not Participant.objects.exists() and event_types(poll) == ["poll.created"]
+
+    services.close_poll(poll=poll)
+    data[f"{p}-0-email"] = "dan@example.com"
+    data[f"{p}-0-vote_{option_ids(poll)[0]}"] = "yes"
+    response = superuser_client.post(url("change", poll.pk), data)
+    assert "only an open poll accepts new responses" in str(response.context["inline_admin_formsets"][1].formset.errors)
+    assert not Participant.objects.exists()
+
+
+def test_a_deleted_poll_is_shown_but_edits_are_refused_and_undone(superuser_client, poll):
+    ann = respond(poll, "yes", name="Ann")
+    services.delete_poll(poll=poll)
+    data = change_form(superuser_client, poll)
+    data["title"] = "Renamed"
+    data[f"{participants_prefix(data)}-0-name"] = "Anna"
+    response = superuser_client.post(url("change", poll.pk), data, follow=True)
+    assert messages_of(response) == [f"Nothing was saved: poll {poll.pk} does not exist or has been deleted"]
+    assert Poll.objects.get(pk=poll.pk).title == "Team dinner"
+    assert Participant.objects.get(pk=ann.pk).name == "Ann"
+    assert event_types(poll) == ["poll.created", "poll.participant.created", "poll.deleted"]
