@@ -133,9 +133,9 @@ class RedisStore:
 
     def peek(self, space_id: str, now_ms: int, limits: tuple[int, int]) -> tuple[Window, Window]:
         with _unavailable_on(redis.RedisError):
-            ms, mc, ds, dc = self.client.hmget(self.key(space_id), "ms", "mc", "ds", "dc")
-        number = lambda value: None if value is None else int(value)  # noqa: E731
-        return _windows(now_ms, (limits[0], number(ms), number(mc)), (limits[1], number(ds), number(dc)))
+            stored = self.client.hmget(self.key(space_id), "ms", "mc", "ds", "dc")
+        ms, mc, ds, dc = (None if value is None else int(value) for value in stored)
+        return _windows(now_ms, (limits[0], ms, mc), (limits[1], ds, dc))
 
     def reset(self, space_id: str) -> None:
         with _unavailable_on(redis.RedisError):

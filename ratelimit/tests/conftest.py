@@ -1,21 +1,41 @@
-"""Fixtures of the rate-limit tests: both stores, a clean Redis database, a frozen clock."""
+"""Fixtures of the rate-limit tests: both stores, no counters left behind, a stopped clock."""
 
 import socket
 
 import pytest
 import redis
 import time_machine
+from django.db.models.signals import post_save
+
+from ratelimit.stores import RedisStore
+from spaces.models import Space
 
 REDIS_URL = "redis://127.0.0.1:6379/2"  # this app's own Redis database in tests
 
 
-@pytest.fixture(autouse=True)
-def clean_redis():
-    """No counter of one test can reach another: the tests' Redis database starts empty."""
+@pytest.fixture
+def redis_client():
     client = redis.Redis.from_url(REDIS_URL)
-    client.flushdb()
     yield client
     client.close()
+
+
+@pytest.fixture(autouse=True)
+def forget_counters(redis_client):
+    """No counter of one test can reach another: each test's spaces are new (random ids),
+    and their Redis keys are deleted when it ends. Not FLUSHDB: another test run may be using
+    the same Redis database at the same moment."""
+    space_ids = []
+
+    def collect(sender, instance, created, **kwargs):
+        if created:
+            space_ids.append(instance.pk)
+
+    post_save.connect(collect, sender=Space, weak=False)
+    yield
+    post_save.disconnect(collect, sender=Space)
+    if space_ids:
+        redis_client.delete(*(RedisStore.key(space_id) for space_id in space_ids))
 
 
 @pytest.fixture(params=["redis", "embedded"])

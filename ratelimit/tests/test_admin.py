@@ -66,3 +66,20 @@ def test_the_change_page_says_when_the_store_is_unreachable(space, admin_client,
     page = admin_client.get(reverse("admin:ratelimit_limitoverride_change", args=[space.pk]))
     assert page.status_code == 200
     assert "The rate-limit store is unreachable." in page.content.decode()
+
+
+def test_deleting_overrides_in_bulk_returns_the_spaces_to_the_defaults(
+    clock, api, space, make_space, admin_client, redis_store, django_capture_on_commit_callbacks
+):
+    other, _ = make_space()
+    for each in (space, other):
+        LimitOverride.objects.create(space=each, per_minute=5)
+    assert api.get("/v1/polls")["RateLimit-Policy"] == "5;w=60, 5000;w=86400"  # now cached in Redis
+    with django_capture_on_commit_callbacks(execute=True):
+        r = admin_client.post(
+            reverse("admin:ratelimit_limitoverride_changelist"),
+            {"action": "delete_selected", "_selected_action": [space.pk, other.pk], "post": "yes"},
+        )
+    assert r.status_code == 302
+    assert not LimitOverride.objects.exists()
+    assert api.get("/v1/polls")["RateLimit-Policy"] == "60;w=60, 5000;w=86400"

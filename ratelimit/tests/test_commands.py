@@ -5,7 +5,8 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
-from django.core.management.base import CommandError
+from django.core.management.base import CommandError, SystemCheckError
+from django.db import connection
 
 from ratelimit.models import LimitOverride
 from ratelimit.tests.conftest import closed_port_url
@@ -81,3 +82,14 @@ def test_an_unreachable_store_is_an_error(space, settings, action):
     settings.REDIS_URL = closed_port_url()
     with pytest.raises(CommandError, match="the rate-limit store is unreachable"):
         call_command("ratelimit", action, space.pk)
+
+
+def test_the_embedded_store_refuses_to_start_on_an_old_sqlite(settings, monkeypatch):
+    settings.REDIS_URL = ""
+    monkeypatch.setattr("ratelimit.apps.sqlite3.sqlite_version_info", (3, 34, 1))
+    monkeypatch.setattr("ratelimit.apps.sqlite3.sqlite_version", "3.34.1")
+    monkeypatch.setattr(connection, "vendor", "sqlite")
+    with pytest.raises(SystemCheckError, match="needs SQLite 3.35 or newer; this Python uses SQLite 3.34.1"):
+        call_command("check")
+    settings.REDIS_URL = "redis://127.0.0.1:6379/2"
+    call_command("check", stdout=StringIO())  # Redis holds the counters: no error

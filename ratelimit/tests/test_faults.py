@@ -40,11 +40,11 @@ def test_a_redis_that_never_answers_gives_503_within_the_timeout(api, settings):
         assert 0.2 <= time.monotonic() - started < 1
 
 
-def test_an_error_answer_gives_503_and_the_next_good_answer_200(api, space, redis_store, clean_redis):
+def test_an_error_answer_gives_503_and_the_next_good_answer_200(api, space, redis_store, redis_client):
     key = RedisStore.key(space.pk)
-    clean_redis.set(key, "not a hash")  # every command of the script on it fails: WRONGTYPE
+    redis_client.set(key, "not a hash")  # every command of the script on it fails: WRONGTYPE
     assert_unavailable(api.get("/v1/polls"))
-    clean_redis.delete(key)
+    redis_client.delete(key)
     r = api.get("/v1/polls")
     assert (r.status_code, r["RateLimit-Remaining"]) == (200, "59")
 
