@@ -54,7 +54,8 @@ def _check_redis() -> str:
     import redis
 
     try:
-        redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1).ping()
+        with redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1) as client:
+            client.ping()  # the connection is closed on leaving the block
         return "ok"
     except Exception:
         logger.exception("readiness: redis unreachable")
