@@ -113,8 +113,8 @@ def clean_url(url: str) -> str:
 def create_endpoint(*, space: Space, url: str, event_types: list[str] | None = None) -> tuple[Endpoint, str]:
     """A new endpoint of the space (at most 5), enabled, receiving the events that happen
     from now on. Returns it and its secret, which the caller shows once."""
-    url = clean_url(url)
     event_types = clean_event_types(event_types)
+    url = clean_url(url)
     Space.objects.select_for_update().filter(pk=space.pk).first()  # serialise the count
     if Endpoint.objects.filter(space=space).count() >= Endpoint.MAX_PER_SPACE:
         raise ServiceError(f"a space may have at most {Endpoint.MAX_PER_SPACE} webhook endpoints; remove one first")
@@ -129,10 +129,10 @@ def create_endpoint(*, space: Space, url: str, event_types: list[str] | None = N
 @transaction.atomic
 def update_endpoint(*, endpoint: Endpoint, url: str | None = None, event_types: list[str] | None = None) -> Endpoint:
     """Change the URL and/or the subscribed types (None leaves a value as it is)."""
-    if url is not None:
-        endpoint.url = clean_url(url)
     if event_types is not None:
         endpoint.event_types = clean_event_types(event_types)
+    if url is not None:
+        endpoint.url = clean_url(url)
     endpoint.save(update_fields=["url", "event_types"])
     return endpoint
 

@@ -1,0 +1,76 @@
+"""`manage.py runjobs`: the embedded mode's background process.
+
+Runs every periodic job of settings.PERIODIC_JOBS on its interval (what Celery beat does
+at scale) and, when WEBHOOKS_DISPATCH is "embedded", the webhook dispatcher loop beside
+them. Stops gracefully on SIGTERM or SIGINT: no new work is started, attempts in flight
+finish (at most WEBHOOKS_TIMEOUT_SECONDS), then the process exits 0.
+"""
+
+import logging
+import signal
+import threading
+import time
+
+from django import db
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.utils.module_loading import import_string
+
+from webhooks import notify
+from webhooks.dispatch import Dispatcher
+
+logger = logging.getLogger("service.jobs")
+
+
+class Command(BaseCommand):
+    help = ("Run the periodic jobs (settings.PERIODIC_JOBS) and, in the embedded mode, the webhook dispatcher, "
+            "until SIGTERM or SIGINT.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-webhooks", action="store_true",
+                            help="do not run the webhook dispatcher even if WEBHOOKS_DISPATCH is 'embedded'")
+        parser.add_argument("--only", metavar="JOB", action="append", default=None,
+                            help="run only this periodic job (repeatable); default: all of them")
+
+    def handle(self, *args, no_webhooks: bool, only: list[str] | None, **options):
+        jobs = dict(settings.PERIODIC_JOBS)
+        if only is not None:
+            unknown = sorted(set(only) - set(jobs))
+            if unknown:
+                raise CommandError(f"unknown job(s): {', '.join(unknown)}; known: {', '.join(sorted(jobs))}")
+            jobs = {name: jobs[name] for name in only}
+        callables = {name: (import_string(path), interval) for name, (path, interval) in jobs.items()}
+
+        stop = threading.Event()
+
+        def request_stop(signum, _frame):
+            logger.info("stopping", extra={"signal": signal.Signals(signum).name})
+            stop.set()
+            notify.wake()
+
+        signal.signal(signal.SIGTERM, request_stop)
+        signal.signal(signal.SIGINT, request_stop)
+
+        dispatcher_thread = None
+        if settings.WEBHOOKS_DISPATCH == "embedded" and not no_webhooks:
+            dispatcher_thread = threading.Thread(target=Dispatcher().run, args=(stop,), name="webhook-dispatcher")
+            dispatcher_thread.start()
+        logger.info("runjobs started", extra={"jobs": sorted(callables), "webhooks": dispatcher_thread is not None})
+
+        next_run = {name: time.monotonic() for name in callables}
+        while not stop.is_set():
+            for name, (job, interval) in callables.items():
+                if stop.is_set() or next_run[name] > time.monotonic():
+                    continue
+                db.close_old_connections()
+                try:
+                    job()
+                except Exception:  # noqa: BLE001 - one failing job must not stop the others
+                    logger.exception("periodic job failed", extra={"job": name})
+                next_run[name] = time.monotonic() + interval
+            wait = min(next_run.values(), default=time.monotonic() + 60) - time.monotonic()
+            stop.wait(max(0.0, wait))
+        if dispatcher_thread is not None:
+            dispatcher_thread.join()
+        db.connections.close_all()
+        logger.info("runjobs stopped")

@@ -1,0 +1,139 @@
+"""`manage.py webhooks add|list|remove|enable|disable|ping`: webhook endpoints of a space.
+A new endpoint's secret is printed once."""
+
+from django.core.management.base import CommandError
+
+from spaces.management.commands._base import GroupCommand, optional_instant, space_or_error
+from webhooks import selectors, services
+from webhooks.models import EVENT_TYPES, Delivery, Endpoint
+
+
+def endpoint_dict(endpoint: Endpoint) -> dict:
+    """What an operator may see of an endpoint: never its secret."""
+    return {
+        "id": endpoint.id,
+        "spaceId": endpoint.space_id,
+        "url": endpoint.url,
+        "events": endpoint.event_types,
+        "enabled": endpoint.is_enabled,
+        "payloadVersion": endpoint.payload_version,
+        "failedInARow": endpoint.failure_streak,
+        "disabledReason": endpoint.disabled_reason or None,
+        "createdAt": optional_instant(endpoint.created_at),
+        "disabledAt": optional_instant(endpoint.disabled_at),
+    }
+
+
+def endpoint_or_error(endpoint_id: str) -> Endpoint:
+    endpoint = selectors.get_endpoint(endpoint_id)
+    if endpoint is None:
+        raise CommandError(f"no webhook endpoint with id {endpoint_id!r}")
+    return endpoint
+
+
+def parse_events(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [name.strip() for name in value.split(",")]
+
+
+class Command(GroupCommand):
+    help = "Add, list, remove, enable, disable and ping the webhook endpoints of a space."
+    actions = {
+        "add": "Add an endpoint (at most 5 per space); prints its id and its secret, which is shown only once.",
+        "list": "List the endpoints of a space (never their secrets).",
+        "remove": "Remove an endpoint and its delivery log.",
+        "enable": "Enable a disabled endpoint: it receives the events from now on (none are replayed).",
+        "disable": "Disable an endpoint: nothing more is sent to it; pending retries are canceled.",
+        "ping": "Send a test ping (type 'ping', data {}) now and print the outcome; exits 1 if it failed.",
+    }
+
+    def arguments_add(self, parser):
+        parser.add_argument("space_id", metavar="SPACE_ID")
+        parser.add_argument("url", metavar="URL", help="https URL of the receiver")
+        parser.add_argument("--events", metavar="A,B",
+                            help=f"comma-separated event types (default: all nine): {', '.join(EVENT_TYPES)}")
+
+    def do_add(self, *, space_id, url, events, **_):
+        space = space_or_error(space_id)
+        endpoint, secret = services.create_endpoint(space=space, url=url, event_types=parse_events(events))
+        self.stderr.write(f"Endpoint {endpoint.id} added to space {space.id}. "
+                          "Store the secret now: it cannot be shown again.")
+        text = f"id: {endpoint.id}\nsecret: {secret}"
+        return {**endpoint_dict(endpoint), "secret": secret}, text
+
+    def arguments_list(self, parser):
+        parser.add_argument("space_id", metavar="SPACE_ID")
+
+    def do_list(self, *, space_id, **_):
+        space = space_or_error(space_id)
+        rows = [endpoint_dict(endpoint) for endpoint in selectors.space_endpoints(space.id)]
+        return rows, _table(rows) if rows else f"Space {space.id} has no webhook endpoints."
+
+    def arguments_remove(self, parser):
+        parser.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+
+    def do_remove(self, *, endpoint_id, **_):
+        endpoint = endpoint_or_error(endpoint_id)
+        data = endpoint_dict(endpoint)
+        services.delete_endpoint(endpoint=endpoint)
+        return {**data, "removed": True}, f"Endpoint {data['id']} ({data['url']}) removed."
+
+    def arguments_enable(self, parser):
+        parser.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+
+    def do_enable(self, *, endpoint_id, **_):
+        endpoint = services.enable_endpoint(endpoint=endpoint_or_error(endpoint_id))
+        return endpoint_dict(endpoint), f"Endpoint {endpoint.id} is enabled."
+
+    def arguments_disable(self, parser):
+        parser.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+
+    def do_disable(self, *, endpoint_id, **_):
+        endpoint = services.disable_endpoint(endpoint=endpoint_or_error(endpoint_id))
+        return endpoint_dict(endpoint), f"Endpoint {endpoint.id} is disabled."
+
+    def arguments_ping(self, parser):
+        parser.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+
+    def do_ping(self, *, endpoint_id, **_):
+        delivery = services.send_ping(endpoint=endpoint_or_error(endpoint_id))
+        attempt = selectors.delivery_attempts(delivery.pk).last()
+        delivered = delivery.status == Delivery.Status.SUCCEEDED
+        data = {
+            "endpointId": endpoint_id,
+            "eventId": delivery.event_id,
+            "deliveryId": attempt.id,
+            "delivered": delivered,
+            "statusCode": attempt.status_code,
+            "error": attempt.error or None,
+            "durationMs": attempt.duration_ms,
+        }
+        text = (f"Ping {'delivered' if delivered else 'failed'}: "
+                f"{attempt.error or f'HTTP {attempt.status_code}'} in {attempt.duration_ms} ms.")
+        self.result_failed = not delivered
+        return data, text
+
+    def handle(self, *args, **options):
+        self.result_failed = False
+        super().handle(*args, **options)
+        if self.result_failed:
+            raise CommandError("the ping was not delivered")
+
+
+COLUMNS = [("ID", "id"), ("ENABLED", "enabled"), ("FAILED IN A ROW", "failedInARow"), ("CREATED", "createdAt"),
+           ("URL", "url"), ("EVENTS", "events")]
+
+
+def _cell(value) -> str:
+    if isinstance(value, list):
+        return "all" if value == list(EVENT_TYPES) else ",".join(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _table(rows: list[dict]) -> str:
+    cells = [[title for title, _ in COLUMNS]] + [[_cell(row[field]) for _, field in COLUMNS] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in cells)

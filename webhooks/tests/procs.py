@@ -1,0 +1,62 @@
+"""Helper processes for the multi-process webhook tests (not a test module).
+
+    python -m webhooks.tests.procs seed URL EVENTS ENDPOINTS
+    python -m webhooks.tests.procs work     # prints "ready", waits for a line on stdin,
+                                            # then fans out and claims until nothing is left
+    python -m webhooks.tests.procs state
+
+Each prints one JSON document. DATABASE_URL chooses the database, as for the service.
+"""
+
+import json
+import os
+import sys
+
+import django
+
+
+def seed(url: str, events: str, endpoints: str) -> dict:
+    from spaces import services as space_services
+    from webhooks import services
+
+    space = space_services.create_space(name="Procs", owner_email="procs@example.com", pro=True)
+    made = [services.create_endpoint(space=space, url=f"{url}{n}")[0].id for n in range(int(endpoints))]
+    recorded = [
+        services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}").id for n in range(int(events))
+    ]
+    return {"space": space.id, "endpoints": made, "events": recorded}
+
+
+def work() -> dict:
+    """Fan out and claim (without sending) until there is nothing left, starting when
+    told to, at the same time as the other workers, so that they contend."""
+    from webhooks import services
+
+    print("ready", flush=True)
+    sys.stdin.readline()
+    fanned, claimed = [], []
+    while True:
+        new = services.fan_out(limit=7)
+        claims = services.claim_due(limit=5)
+        fanned += new
+        claimed += [claim.delivery.pk for claim in claims]
+        if not new and not claims:
+            return {"fanned": fanned, "claimed": claimed}
+
+
+def state() -> dict:
+    from webhooks.models import Attempt, Delivery
+
+    return {
+        "deliveries": list(Delivery.objects.order_by("created_at").values("id", "status", "attempts", "event_id")),
+        "attempts": list(
+            Attempt.objects.order_by("started_at", "finished_at").values("id", "delivery_id", "succeeded", "error")
+        ),
+    }
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
+    django.setup()
+    command, *args = sys.argv[1:]
+    print(json.dumps({"seed": seed, "work": work, "state": state}[command](*args)))

@@ -1,0 +1,175 @@
+"""Real processes against a real database (the PostgreSQL test database, or a SQLite
+file like the embedded mode's): workers contending for the same deliveries, a
+`runjobs` killed mid-delivery, and a graceful stop."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from werkzeug import Response
+
+ROOT = Path(settings.BASE_DIR)
+
+
+def process_env(database_url: str) -> dict:
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(
+        DATABASE_URL=database_url,
+        DJANGO_SETTINGS_MODULE="config.settings_test",
+        WEBHOOKS_DISPATCH="embedded",
+        WEBHOOKS_ALLOW_PRIVATE_URLS="true",
+        WEBHOOKS_LEASE_SECONDS="3",
+        WEBHOOKS_TIMEOUT_SECONDS="2",
+        WEBHOOKS_POLL_SECONDS="0.1",
+        LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory):
+    path = tmp_path_factory.mktemp("webhooks-db") / "template.sqlite3"
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True,
+                   env=process_env(f"sqlite:///{path}"))
+    return path
+
+
+class Processes:
+    def __init__(self, database_url: str):
+        self.env = process_env(database_url)
+        self.running: list[subprocess.Popen] = []
+
+    def call(self, *args) -> dict | list:
+        done = subprocess.run([sys.executable, "-m", "webhooks.tests.procs", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def start(self, *args, stdin=None, **env) -> subprocess.Popen:
+        process = subprocess.Popen([sys.executable, *args], cwd=ROOT, env={**self.env, **env}, stdin=stdin,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.running.append(process)
+        return process
+
+    def runjobs(self) -> subprocess.Popen:
+        return self.start("manage.py", "runjobs", "--only", "webhooks.sweep")
+
+    def stop_all(self):
+        for process in self.running:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+
+
+@pytest.fixture
+def procs(request, transactional_db, tmp_path):
+    """Processes sharing one database: the PostgreSQL test database itself, or a copy of
+    a migrated SQLite file (the in-memory SQLite test database is private to us)."""
+    if connection.vendor == "postgresql":
+        db = connection.settings_dict
+        url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    else:
+        path = tmp_path / "db.sqlite3"
+        shutil.copy(request.getfixturevalue("sqlite_template"), path)
+        url = f"sqlite:///{path}"
+    processes = Processes(url)
+    yield processes
+    processes.stop_all()
+
+
+def test_workers_in_separate_processes_never_take_the_same_delivery(procs):
+    procs.call("seed", "http://127.0.0.1:9/", "40", "3")
+    # Claims are held (nothing is sent): a lease longer than the test keeps them held.
+    workers = [procs.start("-m", "webhooks.tests.procs", "work", WEBHOOKS_LEASE_SECONDS="600", stdin=subprocess.PIPE)
+               for _ in range(4)]
+    for worker in workers:
+        assert worker.stdout.readline() == "ready\n"
+    for worker in workers:
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+    results = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=60)
+        assert worker.returncode == 0, err
+        results.append(json.loads(out))
+    fanned = Counter(pk for result in results for pk in result["fanned"])
+    claimed = Counter(pk for result in results for pk in result["claimed"])
+    assert len(fanned) == 120 and set(fanned.values()) == {1}
+    assert set(claimed) == set(fanned) and set(claimed.values()) == {1}
+    assert sum(1 for result in results if result["claimed"]) >= 2, "the workers did contend"
+
+
+class Gate:
+    """A receiver handler: the first request waits until released (its answer then goes
+    nowhere if the sender is gone); later ones get 200 at once. Records event ids and
+    delivery ids in arrival order."""
+
+    def __init__(self, first_wait: float):
+        self.first_wait = first_wait
+        self.seen: list[tuple[str, str]] = []
+        self.arrived = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, request):
+        self.seen.append((json.loads(request.get_data())["id"], request.headers["X-Service-Delivery"]))
+        if len(self.seen) == 1:
+            self.arrived.set()
+            self.release.wait(self.first_wait)
+        return Response("ok")
+
+    def wait_for(self, count: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while len(self.seen) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(self.seen) >= count, f"only {len(self.seen)} request(s) arrived"
+
+
+def test_runjobs_killed_mid_delivery_is_redelivered_after_the_lease(procs, receiver):
+    gate = Gate(first_wait=10)
+    receiver.expect_request("/hook0").respond_with_handler(gate)
+    seeded = procs.call("seed", receiver.url_for("/hook"), "1", "1")
+
+    first = procs.runjobs()
+    assert gate.arrived.wait(30), first.stderr.read() if first.poll() is not None else "no request"
+    first.send_signal(signal.SIGKILL)
+    first.wait(10)
+    gate.release.set()
+
+    second = procs.runjobs()
+    gate.wait_for(2, timeout=30)
+    second.send_signal(signal.SIGTERM)
+    assert second.wait(15) == 0
+
+    assert [event_id for event_id, _ in gate.seen] == seeded["events"] * 2
+    assert gate.seen[0][1] != gate.seen[1][1]
+    state = procs.call("state")
+    [delivery] = state["deliveries"]
+    assert (delivery["status"], delivery["attempts"]) == ("succeeded", 2)
+    interrupted, succeeded = state["attempts"]
+    assert interrupted["error"].startswith("interrupted") and not interrupted["succeeded"]
+    assert succeeded["succeeded"] and succeeded["id"] == gate.seen[1][1]
+
+
+def test_runjobs_stops_gracefully_letting_the_attempt_in_flight_finish(procs, receiver):
+    gate = Gate(first_wait=1.0)
+    receiver.expect_request("/hook0").respond_with_handler(gate)
+    procs.call("seed", receiver.url_for("/hook"), "1", "1")
+
+    process = procs.runjobs()
+    assert gate.arrived.wait(30)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(15) == 0
+
+    assert len(gate.seen) == 1
+    [delivery] = procs.call("state")["deliveries"]
+    assert (delivery["status"], delivery["attempts"]) == ("succeeded", 1)
