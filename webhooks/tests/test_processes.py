@@ -160,16 +160,26 @@ def test_runjobs_killed_mid_delivery_is_redelivered_after_the_lease(procs, recei
     assert succeeded["succeeded"] and succeeded["id"] == gate.seen[1][1]
 
 
-def test_runjobs_stops_gracefully_letting_the_attempt_in_flight_finish(procs, receiver):
+def test_runjobs_stops_gracefully_and_every_event_arrives_exactly_once(procs, receiver):
+    """SIGTERM while an attempt is in flight: it finishes, nothing new starts, the process
+    exits 0; the next runjobs sends the rest. No event arrives twice."""
     gate = Gate(first_wait=1.0)
     receiver.expect_request("/hook0").respond_with_handler(gate)
-    procs.call("seed", receiver.url_for("/hook"), "1", "1")
+    seeded = procs.call("seed", receiver.url_for("/hook"), "12", "1")
 
     process = procs.runjobs()
     assert gate.arrived.wait(30)
     process.send_signal(signal.SIGTERM)
     assert process.wait(15) == 0
+    state = procs.call("state")
+    assert all(attempt["succeeded"] for attempt in state["attempts"])  # none interrupted
+    sent = {delivery["event_id"] for delivery in state["deliveries"] if delivery["status"] == "succeeded"}
+    assert sent == {event_id for event_id, _ in gate.seen}
 
-    assert len(gate.seen) == 1
-    [delivery] = procs.call("state")["deliveries"]
-    assert (delivery["status"], delivery["attempts"]) == ("succeeded", 1)
+    again = procs.runjobs()
+    gate.wait_for(12, timeout=30)
+    again.send_signal(signal.SIGTERM)
+    assert again.wait(15) == 0
+    assert sorted(event_id for event_id, _ in gate.seen) == sorted(seeded["events"])
+    state = procs.call("state")
+    assert {(d["status"], d["attempts"]) for d in state["deliveries"]} == {("succeeded", 1)}
