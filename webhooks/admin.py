@@ -1,8 +1,22 @@
-"""Back office for the outbox: every recorded event, per space and per poll, read only."""
+"""Back office for webhooks: the outbox (read only), endpoints, and their deliveries with
+every attempt.
 
-from django.contrib import admin
+Every change goes through `webhooks.services`, the functions `manage.py webhooks` calls.
+Where a service may refuse (URL rules, the 5-endpoint limit), the form calls it while it
+validates, so a refusal shows as a form error. An endpoint's secret appears once, right
+after it is created.
+"""
 
-from webhooks.models import Event
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from spaces.admin import _report
+from spaces.services import ServiceError
+from webhooks import selectors, services
+from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
 
 
 @admin.register(Event)
@@ -26,3 +40,222 @@ class EventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+# --- Endpoints -------------------------------------------------------------------------
+
+
+def _event_types_field() -> forms.MultipleChoiceField:
+    return forms.MultipleChoiceField(
+        choices=[(name, name) for name in EVENT_TYPES], initial=list(EVENT_TYPES), widget=forms.CheckboxSelectMultiple,
+        help_text="The events sent to this endpoint (at least one).",
+    )
+
+
+class EndpointAddForm(forms.ModelForm):
+    """`services.create_endpoint` makes the endpoint while the form validates, so that
+    the URL rules and the 5-endpoint limit show as form errors."""
+
+    event_types = _event_types_field()
+    secret: str | None = None
+
+    class Meta:
+        model = Endpoint
+        fields = ["space", "url", "event_types"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if not self.errors:
+            try:
+                self.instance, self.secret = services.create_endpoint(
+                    space=cleaned["space"], url=cleaned["url"], event_types=cleaned["event_types"]
+                )
+            except ServiceError as exc:
+                raise ValidationError(str(exc))
+        return cleaned
+
+
+class EndpointChangeForm(forms.ModelForm):
+    """Only the URL and the subscribed types change, through `services.update_endpoint`."""
+
+    event_types = _event_types_field()
+
+    class Meta:
+        model = Endpoint
+        fields = ["url", "event_types"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if not self.errors and self.has_changed():
+            try:
+                services.update_endpoint(endpoint=self.instance, url=cleaned["url"], event_types=cleaned["event_types"])
+            except ServiceError as exc:
+                raise ValidationError(str(exc))
+        return cleaned
+
+
+@admin.register(Endpoint)
+class EndpointAdmin(admin.ModelAdmin):
+    """An endpoint's page lists its latest deliveries; the Deliveries page has them all,
+    with every attempt. The secret is never shown again after creation."""
+
+    list_display = ["url", "space", "is_enabled", "subscribed", "failure_streak", "created_at"]
+    list_filter = ["is_enabled"]
+    list_select_related = ["space"]
+    search_fields = ["url", "id", "space__name", "space__id"]
+    autocomplete_fields = ["space"]
+    actions = ["send_ping", "enable", "disable"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        kwargs["form"] = EndpointAddForm if obj is None else EndpointChangeForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["space", "url", "event_types"]
+        return [
+            "id", "space", "url", "event_types", "is_enabled", "payload_version", "failure_streak", "created_at",
+            "enabled_at", "disabled_at", "disabled_reason", "recent_deliveries",
+        ]
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return [
+            "id", "space", "is_enabled", "payload_version", "failure_streak", "created_at", "enabled_at",
+            "disabled_at", "disabled_reason", "recent_deliveries",
+        ]
+
+    @admin.display(description="Events")
+    def subscribed(self, endpoint):
+        return "all" if endpoint.event_types == list(EVENT_TYPES) else ", ".join(endpoint.event_types)
+
+    @admin.display(description="Latest deliveries")
+    def recent_deliveries(self, endpoint):
+        deliveries = selectors.endpoint_deliveries(endpoint.pk, limit=50)
+        if not deliveries:
+            return "None yet."
+        rows = format_html_join(
+            "",
+            "<tr><td><a href='{}'>{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (reverse("admin:webhooks_delivery_change", args=[d.pk]), d.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                 d.event.type, d.status, d.attempts, d.last_error or "")
+                for d in deliveries
+            ),
+        )
+        everything = reverse("admin:webhooks_delivery_changelist") + f"?endpoint__id__exact={endpoint.pk}"
+        return format_html(
+            "<table><tr><th>Created</th><th>Event</th><th>Status</th><th>Attempts</th><th>Last error</th></tr>{}</table>"
+            "<p><a href='{}'>Every delivery of this endpoint</a></p>",
+            rows, everything,
+        )
+
+    def save_model(self, request, obj, form, change):
+        # The form's service call has saved the endpoint already.
+        if not change:
+            messages.warning(
+                request,
+                format_html(
+                    "The endpoint's signing secret is <code>{}</code>. Copy it now: it will not be shown again.",
+                    form.secret,
+                ),
+            )
+
+    def delete_model(self, request, obj):
+        services.delete_endpoint(endpoint=obj)
+
+    def delete_queryset(self, request, queryset):
+        for endpoint in queryset:
+            services.delete_endpoint(endpoint=endpoint)
+
+    @admin.action(description="Send a test ping to the selected endpoints (now; never retried)")
+    def send_ping(self, request, queryset):
+        for endpoint in queryset:
+            delivery = services.send_ping(endpoint=endpoint)
+            attempt = selectors.delivery_attempts(delivery.pk).last()
+            if delivery.status == Delivery.Status.SUCCEEDED:
+                messages.success(request, f"Ping to {endpoint.url}: HTTP {attempt.status_code} in {attempt.duration_ms} ms.")
+            else:
+                messages.error(request, f"Ping to {endpoint.url} failed: {attempt.error}")
+
+    @admin.action(description="Enable the selected endpoints (events from now on; nothing is replayed)")
+    def enable(self, request, queryset):
+        endpoints = list(queryset.filter(is_enabled=False))
+        for endpoint in endpoints:
+            services.enable_endpoint(endpoint=endpoint)
+        _report(request, len(endpoints), "endpoint(s) enabled")
+
+    @admin.action(description="Disable the selected endpoints (pending retries are canceled)")
+    def disable(self, request, queryset):
+        endpoints = list(queryset.filter(is_enabled=True))
+        for endpoint in endpoints:
+            services.disable_endpoint(endpoint=endpoint)
+        _report(request, len(endpoints), "endpoint(s) disabled")
+
+
+# --- Deliveries and attempts -----------------------------------------------------------
+
+
+class AttemptInline(admin.TabularInline):
+    """Every attempt: its id (the X-Service-Delivery header), when, how long, and what
+    came back."""
+
+    model = Attempt
+    fields = ["id", "started_at", "duration_ms", "status_code", "succeeded", "error", "response_excerpt"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    verbose_name = "attempt"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    """Deliveries are a log: read only. "Resend" sends the event again as a new delivery."""
+
+    list_display = ["created_at", "event_type", "endpoint", "status", "attempts", "next_attempt_at", "last_error"]
+    list_filter = ["status", "event__type"]
+    list_select_related = ["event", "endpoint"]
+    search_fields = ["id", "event__id", "endpoint__id", "endpoint__url"]
+    ordering = ["-created_at", "id"]
+    fields = [
+        "id", "endpoint", "event", "event_type", "status", "attempts", "max_attempts", "next_attempt_at",
+        "claimed_until", "created_at", "finished_at", "last_error", "body",
+    ]
+    readonly_fields = fields
+    inlines = [AttemptInline]
+    actions = ["resend"]
+
+    @admin.display(description="Event", ordering="event__type")
+    def event_type(self, delivery):
+        return delivery.event.type
+
+    @admin.display(description="Body")
+    def body(self, delivery):
+        return format_html("<code>{}</code>", delivery.event.body)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Resend the selected deliveries (a new delivery each, with the full retry schedule)")
+    def resend(self, request, queryset):
+        done = 0
+        for delivery in queryset.select_related("event", "endpoint"):
+            try:
+                services.resend_delivery(delivery=delivery)
+                done += 1
+            except ServiceError as exc:
+                messages.error(request, f"{delivery.pk}: {exc}")
+        _report(request, done, "delivery(ies) queued again")

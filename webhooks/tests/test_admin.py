@@ -1,0 +1,144 @@
+"""The webhooks back office: endpoints (secret shown once), deliveries and attempts,
+resend, test ping, enable and disable."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from webhooks import services
+from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint
+from webhooks.tests.conftest import received, run_worker
+
+SECRET = re.compile(r"whsec_[A-Za-z0-9_-]{43}")
+
+
+def url(model: str, view: str, *args) -> str:
+    return reverse(f"admin:webhooks_{model}_{view}", args=args)
+
+
+def act(client, model: str, action: str, objects) -> list[str]:
+    """Run an admin action; return the messages the next page shows."""
+    response = client.post(url(model, "changelist"), {"action": action, "_selected_action": [o.pk for o in objects]},
+                           follow=True)
+    assert response.redirect_chain and response.status_code == 200
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_adding_an_endpoint_shows_its_secret_once(superuser_client, local_urls, space, receiver):
+    response = superuser_client.post(
+        url("endpoint", "add"),
+        {"space": space.pk, "url": receiver.url_for("/hook"), "event_types": ["poll.created", "poll.closed"]},
+        follow=True,
+    )
+    endpoint = Endpoint.objects.get()
+    page = response.content.decode()
+    assert SECRET.findall(page) == [endpoint.secret]
+    assert (endpoint.url, endpoint.event_types) == (receiver.url_for("/hook"), ["poll.created", "poll.closed"])
+    again = superuser_client.get(url("endpoint", "change", endpoint.pk)).content.decode()
+    assert endpoint.secret not in again
+    assert endpoint.secret not in superuser_client.get(url("endpoint", "changelist")).content.decode()
+
+
+def test_adding_a_forbidden_url_is_a_form_error_and_stores_nothing(superuser_client, space):
+    response = superuser_client.post(
+        url("endpoint", "add"), {"space": space.pk, "url": "https://127.0.0.1/hook", "event_types": list(EVENT_TYPES)}
+    )
+    assert response.status_code == 200
+    assert "url: 127.0.0.1 is a loopback address" in response.content.decode()
+    assert Endpoint.objects.count() == 0
+
+
+def test_changing_the_subscribed_types(superuser_client, hook):
+    endpoint, _ = hook
+    response = superuser_client.post(url("endpoint", "change", endpoint.pk),
+                                     {"url": endpoint.url, "event_types": ["poll.deleted"]})
+    assert response.status_code == 302
+    endpoint.refresh_from_db()
+    assert endpoint.event_types == ["poll.deleted"]
+    response = superuser_client.post(url("endpoint", "change", endpoint.pk), {"url": endpoint.url, "event_types": []})
+    assert response.status_code == 200
+    endpoint.refresh_from_db()
+    assert endpoint.event_types == ["poll.deleted"]
+
+
+def test_the_endpoint_page_lists_its_deliveries_and_the_delivery_page_its_attempts(superuser_client, receiver, hook,
+                                                                                 space, clock):
+    endpoint, _ = hook
+    receiver.expect_request("/hook").respond_with_data("try later", status=503)
+    event = services.record_event(space_id=space.id, type="poll.reopened", poll_id="AbCdEf123456")
+    run_worker()
+    clock.shift(60)
+    run_worker()
+    delivery = Delivery.objects.get()
+    page = superuser_client.get(url("endpoint", "change", endpoint.pk)).content.decode()
+    assert url("delivery", "change", delivery.pk) in page and "poll.reopened" in page and "HTTP 503" in page
+    page = superuser_client.get(url("delivery", "change", delivery.pk)).content.decode()
+    for attempt in Attempt.objects.all():
+        assert attempt.id in page
+    assert page.count("try later") == 2 and event.id in page
+    listing = superuser_client.get(url("delivery", "changelist"), {"endpoint__id__exact": endpoint.pk})
+    assert delivery.pk in listing.content.decode()
+
+
+def test_resend_makes_a_new_delivery_of_the_same_event(superuser_client, receiver, hook, space):
+    _endpoint, secret = hook
+    receiver.expect_request("/hook").respond_with_data("ok")
+    event = services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    first = Delivery.objects.get()
+    assert act(superuser_client, "delivery", "resend", [first]) == ["1 delivery(ies) queued again."]
+    run_worker()
+    got = received(receiver)
+    assert [item["raw"] for item in got] == [event.body, event.body]
+    assert Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 2
+
+
+def test_resend_is_refused_for_a_disabled_endpoint(superuser_client, receiver, hook, space):
+    endpoint, _ = hook
+    receiver.expect_request("/hook").respond_with_data("ok")
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    run_worker()
+    services.disable_endpoint(endpoint=endpoint)
+    delivery = Delivery.objects.get()
+    messages = act(superuser_client, "delivery", "resend", [delivery])
+    assert f"{delivery.pk}: the endpoint is disabled; enable it first" in messages
+    assert Delivery.objects.count() == 1
+
+
+def test_ping_action(superuser_client, receiver, hook):
+    endpoint, _ = hook
+    receiver.expect_request("/hook").respond_with_data("pong")
+    [message] = act(superuser_client, "endpoint", "send_ping", [endpoint])
+    assert re.fullmatch(rf"Ping to {re.escape(endpoint.url)}: HTTP 200 in \d+ ms\.", message)
+    [got] = received(receiver)
+    assert (got["body"]["type"], got["body"]["data"]) == ("ping", {})
+
+
+def test_ping_action_reports_a_failure(superuser_client, receiver, hook):
+    endpoint, _ = hook
+    receiver.expect_request("/hook").respond_with_data("no", status=404)
+    assert act(superuser_client, "endpoint", "send_ping", [endpoint]) == [f"Ping to {endpoint.url} failed: HTTP 404"]
+
+
+def test_disable_and_enable_actions(superuser_client, hook):
+    endpoint, _ = hook
+    assert act(superuser_client, "endpoint", "disable", [endpoint]) == ["1 endpoint(s) disabled."]
+    endpoint.refresh_from_db()
+    assert not endpoint.is_enabled
+    assert act(superuser_client, "endpoint", "enable", [endpoint]) == ["1 endpoint(s) enabled."]
+    endpoint.refresh_from_db()
+    assert endpoint.is_enabled
+
+
+def test_deleting_an_endpoint(superuser_client, hook):
+    endpoint, _ = hook
+    response = superuser_client.post(url("endpoint", "delete", endpoint.pk), {"post": "yes"})
+    assert response.status_code == 302
+    assert Endpoint.objects.count() == 0
+
+
+@pytest.mark.parametrize("model", ["endpoint", "delivery", "event"])
+def test_changelists_and_searches_load(superuser_client, hook, model):
+    assert superuser_client.get(url(model, "changelist")).status_code == 200
+    assert superuser_client.get(url(model, "changelist"), {"q": "hook"}).status_code == 200
