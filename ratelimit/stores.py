@@ -149,6 +149,7 @@ class RedisStore:
 # --- Database (embedded) ----------------------------------------------------------------
 
 
+@functools.cache
 def _upsert_sql() -> str:
     q = connection.ops.quote_name
     counter, override = q(Counter._meta.db_table), q(LimitOverride._meta.db_table)
