@@ -108,17 +108,19 @@ def test_unknown_vote_types_of_older_data_are_counted_after_the_built_in_ones(ap
     first, second = option_ids(poll)
     ann = respond(poll, "yes", None, name="Ann")
     bob = respond(poll, None, "no", name="Bob")
-    # Older data: types this service does not know, "zeta" stored before "alpha".
-    Vote.objects.create(participant=ann, option_id=second, type="zeta")
-    Vote.objects.create(participant=bob, option_id=first, type="alpha")
     carl = respond(poll, name="Carl")
-    Vote.objects.create(participant=carl, option_id=first, type="zeta")
+    # Older data: types this service does not know. They follow in order of first appearance
+    # reading the options in display order, by name within one option.
+    Vote.objects.create(participant=ann, option_id=second, type="alpha")
+    Vote.objects.create(participant=bob, option_id=first, type="zeta")
+    Vote.objects.create(participant=carl, option_id=first, type="omega")
+    Vote.objects.create(participant=carl, option_id=second, type="zeta")
 
     data = results(api, poll)
     a, b = data["options"]
-    assert [vote["type"] for vote in a["votes"]] == ["yes", "no", "zeta", "alpha"]
-    assert counts(a) == {"yes": 1, "no": 0, "zeta": 1, "alpha": 1}
-    assert counts(b) == {"yes": 0, "no": 1, "zeta": 1, "alpha": 0}
+    assert [vote["type"] for vote in a["votes"]] == ["yes", "no", "omega", "zeta", "alpha"]
+    assert counts(a) == {"yes": 1, "no": 0, "omega": 1, "zeta": 1, "alpha": 0}
+    assert counts(b) == {"yes": 0, "no": 1, "omega": 0, "zeta": 1, "alpha": 1}
     assert (a["score"], b["score"]) == (1001, 0)  # unknown types do not rank an option
     assert data["participantCount"] == 3
 
