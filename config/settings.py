@@ -91,6 +91,11 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Publishing a task must not hold up a request when the broker is down (the webhook sweeper
+# catches up later): one quick retry, a bounded connect. Workers reconnect on their own terms.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2, "socket_connect_timeout": 2,
+}
 
 # --- Service rules ---------------------------------------------------------------------
 MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)

@@ -48,4 +48,4 @@ def _enqueue(task_name: str, *args) -> None:
         getattr(tasks, task_name).apply_async(args, retry=False)
     except Exception:  # noqa: BLE001 - the broker is down: the sweeper will deliver
         logger.warning("could not enqueue a webhook task; the sweeper will pick it up",
-                       extra={"task": task_name, "args": list(args)}, exc_info=True)
+                       extra={"task": task_name, "task_args": list(args)}, exc_info=True)

@@ -17,7 +17,6 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -69,7 +68,7 @@ def record_event(
     data.update(extra or {})
     event = _new_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, at=at)
     event.save(force_insert=True)
-    transaction.on_commit(partial(notify.event_recorded, event.id), robust=True)
+    transaction.on_commit(lambda: notify.event_recorded(event.id), robust=True)
     return event
 
 
@@ -211,7 +210,7 @@ def resend_delivery(*, delivery: Delivery) -> Delivery:
     now = timezone.now()
     again = Delivery.objects.create(event_id=delivery.event_id, endpoint_id=delivery.endpoint_id, next_attempt_at=now,
                                     created_at=now)
-    transaction.on_commit(partial(notify.delivery_due, again.pk), robust=True)
+    transaction.on_commit(lambda: notify.delivery_due(again.pk), robust=True)
     return again
 
 

@@ -1,0 +1,85 @@
+"""At scale: a task enqueued on commit through the Redis broker, run by a real Celery
+worker; a broker that is down loses nothing."""
+
+import logging
+import time
+
+import pytest
+import redis
+from celery.contrib.testing.worker import start_worker
+from django.db import transaction
+
+from config.celery import app
+from webhooks import dispatch, services
+from webhooks.models import Delivery, Event
+from webhooks.tests.conftest import received
+
+BROKER = "redis://127.0.0.1:6379/6"
+
+
+def use_broker(url: str) -> str:
+    """Point the Celery app at another broker; returns the previous one."""
+    previous = app.conf.broker_url
+    app.conf.broker_url = url
+    app._after_fork()  # forget pooled connections (app.close() would unregister the app)
+    return previous
+
+
+@pytest.fixture
+def celery_broker(local_urls):
+    """Celery mode with a Redis broker of our own (database 6), emptied before and after."""
+    local_urls.WEBHOOKS_DISPATCH = "celery"
+    client = redis.Redis.from_url(BROKER)
+    client.flushdb()
+    previous = use_broker(BROKER)
+    yield app
+    use_broker(previous)
+    client.flushdb()
+
+
+def wait_until(condition, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert condition()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_event_is_delivered_by_a_celery_worker_right_after_the_commit(celery_broker, receiver, make_endpoint,
+                                                                         make_space):
+    space, _ = make_space()
+    _endpoint, _secret = make_endpoint(receiver.url_for("/hook"), target_space=space)
+    receiver.expect_request("/hook").respond_with_data("ok")
+    with start_worker(celery_broker, perform_ping_check=False, shutdown_timeout=10):
+        with transaction.atomic():
+            event = services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+            assert client_queue_length() == 0, "nothing is enqueued before the commit"
+        wait_until(lambda: len(receiver.log) == 1)
+        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).exists())
+    assert [got["body"]["id"] for got in received(receiver)] == [event.id]
+    assert Event.objects.get().dispatched_at is not None
+
+
+def client_queue_length() -> int:
+    return redis.Redis.from_url(BROKER).llen("celery")
+
+
+def test_a_broker_that_is_down_loses_nothing(local_urls, receiver, hook, space, caplog,
+                                             django_capture_on_commit_callbacks):
+    local_urls.WEBHOOKS_DISPATCH = "celery"
+    previous = use_broker("redis://127.0.0.1:1/0")  # nothing listens there
+    receiver.expect_request("/hook").respond_with_data("ok")
+    try:
+        with caplog.at_level(logging.WARNING, logger="service.webhooks"):
+            started = time.monotonic()
+            with django_capture_on_commit_callbacks(execute=True):
+                with transaction.atomic():
+                    event = services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+            assert time.monotonic() - started < 2
+        assert "could not enqueue a webhook task; the sweeper will pick it up" in caplog.text
+        assert Event.objects.filter(pk=event.id, dispatched_at__isnull=True).exists()
+    finally:
+        use_broker(previous)
+    local_urls.WEBHOOKS_DISPATCH = "embedded"
+    dispatch.sweep()
+    assert [got["body"]["id"] for got in received(receiver)] == [event.id]
