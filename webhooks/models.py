@@ -6,8 +6,10 @@ from spaces.models import Space
 
 PAYLOAD_VERSION = "2026-09-20"
 
-# The nine event types of the contract, in the order of the spec's table.
-EVENT_TYPES = (
+# The nine event types of the contract, in the order of the spec's table, then the types
+# added since (the contract allows new types without a version change; receivers ignore
+# unknown ones). An endpoint subscribes to all of them unless told otherwise.
+CONTRACT_EVENT_TYPES = (
     "poll.created",
     "poll.updated",
     "poll.closed",
@@ -18,6 +20,11 @@ EVENT_TYPES = (
     "poll.participant.updated",
     "poll.participant.deleted",
 )
+ADDED_EVENT_TYPES = (
+    "poll.canceled",  # the scheduled event was called off
+    "poll.restored",  # a deleted poll was restored within the purge period
+)
+EVENT_TYPES = CONTRACT_EVENT_TYPES + ADDED_EVENT_TYPES
 # A test ping from the back office: `data: {}`, sent to one endpoint, never retried.
 PING = "ping"
 

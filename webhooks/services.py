@@ -62,6 +62,8 @@ def record_event(
     event exists if and only if the change does. `extra` is merged into `data` beside
     `poll` (and `participant`), e.g. `{"reason": "manual"}`. Once the transaction
     commits, the dispatcher is told; if that is lost, the sweeper finds the event."""
+    if type not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {type!r}: add it to webhooks.models.EVENT_TYPES first")
     data = {"poll": {"id": poll_id}}
     if participant_id is not None:
         data["participant"] = {"id": participant_id}
@@ -88,7 +90,7 @@ def _new_event(*, space_id: str, type: str, poll_id: str, data: dict, participan
 
 
 def clean_event_types(event_types: list[str] | None) -> list[str]:
-    """The subscribed types in the contract's order; None means all nine."""
+    """The subscribed types in a fixed order; None means every type (EVENT_TYPES)."""
     if event_types is None:
         return list(EVENT_TYPES)
     chosen = {name.strip() for name in event_types if name.strip()}

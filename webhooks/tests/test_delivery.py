@@ -9,7 +9,7 @@ from werkzeug import Response
 
 from spaces import services as space_services
 from webhooks import services
-from webhooks.models import EVENT_TYPES, PAYLOAD_VERSION, Attempt, Delivery, Event
+from webhooks.models import CONTRACT_EVENT_TYPES, EVENT_TYPES, PAYLOAD_VERSION, Attempt, Delivery, Event
 from webhooks.tests.conftest import received, run_worker, verify
 
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -136,7 +136,13 @@ def test_pending_retries_stop_when_pro_lapses(receiver, hook, space, clock):
     assert delivery.last_error == "not sent: the space has no Pro subscription"
 
 
-def test_nine_event_types_are_subscribed_by_default(hook):
+def test_every_event_type_is_subscribed_by_default(hook):
     endpoint, _ = hook
     assert endpoint.event_types == list(EVENT_TYPES)
-    assert len(EVENT_TYPES) == 9
+    assert set(CONTRACT_EVENT_TYPES) < set(EVENT_TYPES) and len(CONTRACT_EVENT_TYPES) == 9
+
+
+def test_recording_an_unknown_type_is_a_programming_error(space):
+    with pytest.raises(ValueError, match="unknown event type 'poll.exploded'"):
+        services.record_event(space_id=space.id, type="poll.exploded", poll_id="AbCdEf123456")
+    assert Event.objects.count() == 0

@@ -52,7 +52,7 @@ class Command(GroupCommand):
         parser.add_argument("space_id", metavar="SPACE_ID")
         parser.add_argument("url", metavar="URL", help="https URL of the receiver")
         parser.add_argument("--events", metavar="A,B",
-                            help=f"comma-separated event types (default: all nine): {', '.join(EVENT_TYPES)}")
+                            help=f"comma-separated event types (default: all of them): {', '.join(EVENT_TYPES)}")
 
     def do_add(self, *, space_id, url, events, **_):
         space = space_or_error(space_id)
