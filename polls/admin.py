@@ -7,7 +7,10 @@ records the same event. Forms check their input with the services' own `clean_*`
 while they validate, so that a refusal shows as a form error and nothing is saved.
 """
 
+from contextlib import contextmanager
+
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
@@ -30,6 +33,33 @@ EDITABLE = [*services.DETAILS, *services.SETTING_COLUMNS]
 
 class SaveRefused(Exception):
     """A service refused a change the forms had accepted; aborts the admin's transaction."""
+
+
+@contextmanager
+def refusals_undo_the_save():
+    try:
+        yield
+    except ServiceError as exc:
+        raise SaveRefused(str(exc))
+
+
+class UndoRefusedSaves:
+    """Admin views run in one transaction: a refusal at save time (the poll was deleted or
+    changed meanwhile, although the forms were valid) rolls all of it back and says why."""
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except SaveRefused as exc:
+            messages.error(request, f"Nothing was saved: {exc}")
+            return HttpResponseRedirect(request.path)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except SaveRefused as exc:
+            messages.error(request, f"Nothing was deleted: {exc}")
+            return HttpResponseRedirect(request.path)
 
 
 def option_label(option: Option) -> str:
@@ -199,6 +229,37 @@ class ParticipantForm(forms.ModelForm):
     def votes(self) -> dict:
         return {option_id: self.cleaned_data.get(name) or None for name, option_id in self.vote_fields.items()}
 
+    def clean(self):
+        """An added or changed response must pass `services.clean_response` (and, if new,
+        the poll must accept responses); the poll is the one being edited, as submitted."""
+        cleaned = super().clean()
+        if self.errors or not self.has_changed() or cleaned.get("DELETE"):
+            return cleaned
+        poll = self.instance.poll
+        try:
+            if self.instance._state.adding:
+                services.check_accepts_responses(poll)
+            services.clean_response(poll=poll, name=cleaned.get("name"), email=cleaned.get("email"),
+                                    votes=self.votes(), current=self.current_votes)
+        except ServiceError as exc:
+            raise ValidationError(str(exc))
+        return cleaned
+
+    def save_response(self, live_options: set[str] | None = None) -> None:
+        """Create, update or delete this response through the services. `live_options`: the
+        poll's options after an edit in the same submission (votes on removed ones drop)."""
+        participant = self.instance
+        if self.cleaned_data.get("DELETE"):
+            if not participant._state.adding:
+                services.delete_response(participant=participant)
+            return
+        votes = {key: value for key, value in self.votes().items() if live_options is None or key in live_options}
+        name, email = self.cleaned_data["name"], self.cleaned_data.get("email") or ""
+        if participant._state.adding:
+            services.create_response(poll=participant.poll, name=name, email=email or None, votes=votes)
+        else:
+            services.update_response(participant=participant, name=name, email=email, votes=votes)
+
 
 def participant_form(options: list[Option]) -> type[ParticipantForm]:
     choices = [("", "—"), *((kind, kind) for kind in services.VOTE_TYPES)]
@@ -208,29 +269,14 @@ def participant_form(options: list[Option]) -> type[ParticipantForm]:
     return type("ParticipantVotesForm", (ParticipantForm,), {**fields, "vote_fields": vote_fields})
 
 
-class ParticipantFormSet(BaseInlineFormSet):
-    """Checks each added or changed response with `services.clean_response`."""
-
-    def clean(self):
-        super().clean()
-        poll = self.instance
-        for form in self.forms:
-            if any(form.errors) or not form.has_changed() or form.cleaned_data.get("DELETE"):
-                continue
-            try:
-                if form.instance._state.adding:
-                    services.check_accepts_responses(poll)
-                services.clean_response(
-                    poll=poll, name=form.cleaned_data.get("name"), email=form.cleaned_data.get("email"),
-                    votes=form.votes(), current=form.current_votes,
-                )
-            except ServiceError as exc:
-                form.add_error(None, str(exc))
+def poll_options(poll: Poll) -> list[Option]:
+    return list(poll.options.order_by("date", "start_time", "duration", "id"))
 
 
 class ParticipantInline(admin.TabularInline):
+    """Every response of the poll with a vote column per option, editable in place."""
+
     model = Participant
-    formset = ParticipantFormSet
     extra = 1
     verbose_name_plural = "Participants and their votes (— : no answer)"
 
@@ -238,13 +284,47 @@ class ParticipantInline(admin.TabularInline):
         return super().get_queryset(request).prefetch_related("votes").order_by("created_at", "id")
 
     def get_formset(self, request, obj=None, **kwargs):
-        options = list(obj.options.order_by("date", "start_time", "duration", "id")) if obj is not None else []
-        kwargs["form"] = participant_form(options)
+        kwargs["form"] = participant_form(poll_options(obj) if obj is not None else [])
         kwargs["fields"] = ["name", "email", *kwargs["form"].vote_fields]
         return super().get_formset(request, obj, **kwargs)
 
     def get_fields(self, request, obj=None):
         return ["name", "email", *self.get_formset(request, obj).form.vote_fields]
+
+
+class ParticipantListInline(admin.TabularInline):
+    """For a poll too big to edit every response in one form: the responses, each edited on
+    its own page."""
+
+    model = Participant
+    fields = ["name", "email", "created_at", "updated_at"]
+    readonly_fields = fields
+    extra = 0
+    show_change_link = True
+    verbose_name_plural = "Participants (too many to edit here: open one to edit its votes)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).order_by("created_at", "id")
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+def fits_one_form(poll: Poll) -> bool:
+    """Whether the poll's page, with every response editable, stays within the number of
+    fields Django accepts in one request (DATA_UPLOAD_MAX_NUMBER_FIELDS): about 6 fields per
+    option, and per response 5 plus one per option."""
+    limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+    if limit is None:
+        return True
+    options, participants = poll.options.count(), poll.participants.count()
+    return 40 + 6 * options + (participants + 1) * (5 + options) <= limit
 
 
 # --- The poll admin -------------------------------------------------------------------------
@@ -276,7 +356,7 @@ LIFECYCLE = {
 
 
 @admin.register(Poll)
-class PollAdmin(admin.ModelAdmin):
+class PollAdmin(UndoRefusedSaves, admin.ModelAdmin):
     list_display = ["title", "id", "space", "kind", "status", "participant_count", "created_at", "updated_at",
                     "deleted_at"]
     list_filter = ["status", DeletedFilter, "kind", "space"]
@@ -284,7 +364,7 @@ class PollAdmin(admin.ModelAdmin):
     search_fields = ["id", "title", "space__name", "space__id", "organizer__email"]
     ordering = ["-created_at", "-id"]
     actions = ["close_polls", "reopen_polls", "schedule_poll", "cancel_polls", "delete_polls", "restore_polls"]
-    inlines = [OptionInline, ParticipantInline]
+    inlines = [OptionInline, ParticipantInline]  # ParticipantListInline for big polls
     readonly = ["id", "space", "organizer", "kind", "time_zone", "status", "scheduled_at", "participant_count",
                 "created_at", "updated_at", "deleted_at", "past_at", "auto_close_held", "lifecycle", "events"]
 
@@ -299,7 +379,9 @@ class PollAdmin(admin.ModelAdmin):
         return False  # deleting is soft and records an event: the "Delete" action and button
 
     def get_inlines(self, request, obj):
-        return [] if obj is None else self.inlines
+        if obj is None:
+            return []
+        return [OptionInline, ParticipantInline if fits_one_form(obj) else ParticipantListInline]
 
     def get_form(self, request, obj=None, **kwargs):
         kwargs["form"] = PollAddForm if obj is None else PollChangeForm
@@ -344,40 +426,16 @@ class PollAdmin(admin.ModelAdmin):
         if not change:
             return
         options_formset = next(f for f in formsets if f.model is Option)
-        participants_formset = next(f for f in formsets if f.model is Participant)
         details = {name: form.cleaned_data[name] for name in form.changed_data if name in EDITABLE}
         wanted = options_formset.wanted if options_formset.has_changed() else None
-        try:
+        with refusals_undo_the_save():
             poll = services.update_poll(poll=form.instance, details=details, options=wanted)
-            self._save_responses(poll, participants_formset)
-        except ServiceError as exc:
-            raise SaveRefused(str(exc))
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except SaveRefused as exc:
-            # Refused although the forms were valid (the poll is deleted, or changed
-            # meanwhile): the admin's transaction is rolled back, so nothing of it is kept.
-            messages.error(request, f"Nothing was saved: {exc}")
-            return HttpResponseRedirect(request.path)
-
-    def _save_responses(self, poll, formset):
-        live = set(poll.options.values_list("pk", flat=True))
-        for participant_form in formset.forms:
-            instance = participant_form.instance
-            if not participant_form.has_changed():
-                continue
-            if participant_form.cleaned_data.get("DELETE"):
-                if not instance._state.adding:
-                    services.delete_response(participant=instance)
-                continue
-            votes = {key: value for key, value in participant_form.votes().items() if key in live}
-            name, email = participant_form.cleaned_data["name"], participant_form.cleaned_data.get("email") or ""
-            if not instance._state.adding:
-                services.update_response(participant=instance, name=name, email=email, votes=votes)
-            else:
-                services.create_response(poll=poll, name=name, email=email or None, votes=votes)
+            live = set(poll.options.values_list("pk", flat=True))
+            for formset in formsets:
+                if issubclass(formset.form, ParticipantForm):  # not the read-only list
+                    for participant_form in formset.forms:
+                        if participant_form.has_changed():
+                            participant_form.save_response(live)
 
     # Lifecycle actions: on the change page (buttons) and on the list (bulk).
 
@@ -469,3 +527,60 @@ class ScheduleForm(forms.Form):
     def __init__(self, *args, options, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["option"].choices = [(option.pk, option_label(option)) for option in options]
+
+
+# --- One response at a time (any poll size) ----------------------------------------------------
+
+
+@admin.register(Participant)
+class ParticipantAdmin(UndoRefusedSaves, admin.ModelAdmin):
+    """Responses of every poll; one response's name, e-mail and votes edited on its page.
+    New responses are added on the poll's page or with `manage.py polls respond`."""
+
+    list_display = ["name", "email", "poll", "created_at", "updated_at"]
+    list_select_related = ["poll"]
+    search_fields = ["id", "name", "email", "poll__id", "poll__title"]
+    ordering = ["-created_at", "-id"]
+    readonly_fields = ["id", "poll", "created_at", "updated_at"]
+    actions = ["remove_responses"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(poll__deleted_at__isnull=True)
+
+    def has_add_permission(self, request):
+        return False
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # a plain delete would skip the event
+        return actions
+
+    def get_form(self, request, obj=None, **kwargs):
+        kwargs["form"] = participant_form(poll_options(obj.poll) if obj is not None else [])
+        kwargs["fields"] = ["name", "email", *kwargs["form"].vote_fields]
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        return [*self.readonly_fields, "name", "email", *self.get_form(request, obj).vote_fields]
+
+    def save_model(self, request, obj, form, change):
+        with refusals_undo_the_save():
+            form.save_response()
+
+    def save_related(self, request, form, formsets, change):
+        pass  # the votes were saved with the response
+
+    def delete_model(self, request, obj):
+        with refusals_undo_the_save():
+            services.delete_response(participant=obj)
+
+    @admin.action(description="Remove selected responses", permissions=["delete"])
+    def remove_responses(self, request, queryset):
+        done, refused = [], []
+        for participant in queryset.select_related("poll"):
+            try:
+                services.delete_response(participant=participant)
+                done.append(participant.pk)
+            except ServiceError as exc:
+                refused.append(str(exc))
+        _report(request, done, "Removed", refused)

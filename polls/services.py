@@ -169,15 +169,19 @@ def _change(poll: Poll, event: str, *, extra: dict | None = None, **fields) -> P
     return poll
 
 
+def _move(poll: Poll, action: str, source: str, target: str, event: str, extra: dict | None = None) -> Poll:
+    """`source` -> `target` for the locked poll; nothing when `target` holds already."""
+    if poll.status == target:
+        return poll
+    if poll.status != source:
+        raise _refuse(poll, action, source)
+    return _change(poll, event, extra=extra, status=target)
+
+
 @transaction.atomic
 def close_poll(*, poll: Poll) -> Poll:
     """open -> closed (`poll.closed`, reason `manual`)."""
-    poll = _locked(poll)
-    if poll.status == Status.CLOSED:
-        return poll
-    if poll.status != Status.OPEN:
-        raise _refuse(poll, "close", "open")
-    return _change(poll, "poll.closed", extra={"reason": "manual"}, status=Status.CLOSED)
+    return _move(_locked(poll), "close", Status.OPEN, Status.CLOSED, "poll.closed", {"reason": "manual"})
 
 
 @transaction.atomic
@@ -212,12 +216,7 @@ def schedule_poll(*, poll: Poll, option_id: str) -> Poll:
 @transaction.atomic
 def cancel_poll(*, poll: Poll) -> Poll:
     """scheduled -> canceled (`poll.canceled`): the scheduled event is called off."""
-    poll = _locked(poll)
-    if poll.status == Status.CANCELED:
-        return poll
-    if poll.status != Status.SCHEDULED:
-        raise _refuse(poll, "cancel", "scheduled")
-    return _change(poll, "poll.canceled", status=Status.CANCELED)
+    return _move(_locked(poll), "cancel", Status.SCHEDULED, Status.CANCELED, "poll.canceled")
 
 
 @transaction.atomic

@@ -262,3 +262,53 @@ def test_a_deleted_poll_is_shown_but_edits_are_refused_and_undone(superuser_clie
     assert Poll.objects.get(pk=poll.pk).title == "Team dinner"
     assert Participant.objects.get(pk=ann.pk).name == "Ann"
     assert event_types(poll) == ["poll.created", "poll.participant.created", "poll.deleted"]
+
+
+def test_a_big_poll_lists_its_responses_and_each_is_edited_on_its_own_page(superuser_client, poll, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 80  # the poll's page with every response would need more
+    people = [respond(poll, "yes", "no", None, name=f"P{n}") for n in range(5)]
+    data = change_form(superuser_client, poll)
+    assert not any(key.endswith("-name") for key in data)  # read-only list, no response forms
+    page = superuser_client.get(url("change", poll.pk)).content.decode()
+    assert "too many to edit here" in page
+    data["title"] = "Renamed"
+    save(superuser_client, poll, data)
+    assert Poll.objects.get(pk=poll.pk).title == "Renamed"
+
+    first, second, third = option_ids(poll)
+    participant_url = reverse("admin:polls_participant_change", args=[people[0].pk])
+    response = superuser_client.post(participant_url, {
+        "name": "P0 renamed", "email": "", f"vote_{first}": "ifNeedBe", f"vote_{second}": "no", f"vote_{third}": "yes"})
+    assert response.status_code == 302
+    assert dict(Vote.objects.filter(participant=people[0]).values_list("option_id", "type")) == {
+        first: "ifNeedBe", second: "no", third: "yes"}
+    assert Participant.objects.get(pk=people[0].pk).name == "P0 renamed"
+    assert event_types(poll)[-2:] == ["poll.updated", "poll.participant.updated"]
+
+
+def test_the_participant_admin_checks_edits_and_removes_through_the_services(superuser_client, space, poll):
+    ann, bob, carl = (respond(poll, "yes", name=name) for name in ("Ann", "Bob", "Carl"))
+    gone = make_poll(space)
+    hidden = respond(gone, "yes", name="Hidden")
+    services.delete_poll(poll=gone)
+    changelist = reverse("admin:polls_participant_changelist")
+    assert superuser_client.get(changelist).context["cl"].result_count == 3  # not the deleted poll's
+    assert superuser_client.get(changelist + "?q=Bob").context["cl"].result_count == 1
+    assert superuser_client.get(reverse("admin:polls_participant_add")).status_code == 403
+
+    poll.allow_tentative_votes = False
+    poll.save(update_fields=["allow_tentative_votes"])
+    first = option_ids(poll)[0]
+    response = superuser_client.post(reverse("admin:polls_participant_change", args=[ann.pk]),
+                                     {"name": "Ann", "email": "", f"vote_{first}": "ifNeedBe"})
+    assert response.status_code == 200
+    assert "does not allow tentative votes" in str(response.context["adminform"].form.non_field_errors())
+
+    response = superuser_client.post(reverse("admin:polls_participant_delete", args=[ann.pk]), {"post": "yes"})
+    assert response.status_code == 302
+    response = superuser_client.post(changelist, {"action": "remove_responses", "_selected_action": [bob.pk]},
+                                     follow=True)
+    assert messages_of(response)[-1] == f"Removed: {bob.pk}."
+    assert list(Participant.objects.filter(poll=poll).values_list("pk", flat=True)) == [carl.pk]
+    assert event_types(poll).count("poll.participant.deleted") == 2
+    assert Participant.objects.filter(pk=hidden.pk).exists()
