@@ -260,7 +260,8 @@ def as_generator(item: dict, duration: int) -> Generator:
 
 def poll_input_serializer(data) -> StrictSerializer:
     kind = data.get("kind") if isinstance(data, dict) else None
-    cls = {"date": DatePollInput, "time": TimePollInput}.get(kind, UnknownKindPollInput)
+    forms = {"date": DatePollInput, "time": TimePollInput}
+    cls = forms[kind] if isinstance(kind, str) and kind in forms else UnknownKindPollInput
     return cls(data=data)
 
 

@@ -326,3 +326,8 @@ def test_created_at_is_now(api):
     before = datetime.now().astimezone()
     created = datetime.fromisoformat(api.post("/v1/polls", date_poll()).body["data"]["createdAt"])
     assert before - timedelta(seconds=1) <= created <= datetime.now().astimezone() + timedelta(seconds=1)
+
+
+@pytest.mark.parametrize("kind", [{}, [], ["date"], 1, None, True])
+def test_kind_of_the_wrong_type(api, kind):
+    refused(api, date_poll(kind=kind), 400, "VALIDATION_ERROR", "kind: ")

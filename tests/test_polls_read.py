@@ -145,3 +145,9 @@ def test_queries_do_not_grow_with_polls_or_options(api):
     assert _queries(lambda: api.get(f"/v1/polls/{big['id']}")) == small_get
     # maintenance switch, key, polls (+organizer, participant count), options, and the limiter
     assert small_get == small_list
+
+
+def test_too_many_query_parameters(api):
+    query = "&".join(f"a{i}=1" for i in range(1200))
+    r = api.get(f"/v1/polls?{query}")
+    assert (r.status_code, r.body["error"]["code"], r.body["error"]["message"]) == (400, "VALIDATION_ERROR", "query: too many parameters")

@@ -9,6 +9,7 @@ import logging
 
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+from django.core.exceptions import SuspiciousOperation, TooManyFieldsSent
 from rest_framework import exceptions
 from rest_framework.response import Response
 
@@ -123,6 +124,10 @@ def exception_handler(exc, context):
         return _respond(exc.status_code, exc.code, exc.message, exc.headers)
     if isinstance(exc, exceptions.ValidationError):
         return _respond(400, "VALIDATION_ERROR", "; ".join(flatten_validation_errors(exc.detail)))
+    if isinstance(exc, TooManyFieldsSent):
+        return _respond(400, "VALIDATION_ERROR", "query: too many parameters")
+    if isinstance(exc, SuspiciousOperation):
+        return _respond(400, "VALIDATION_ERROR", "request: refused as malformed")
     if isinstance(exc, exceptions.ParseError):
         return _respond(400, "VALIDATION_ERROR", f"body: {exc.detail}")
     if isinstance(exc, exceptions.UnsupportedMediaType):
