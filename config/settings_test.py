@@ -5,3 +5,4 @@ from config.settings import *  # noqa: F401,F403
 
 MODERATION_WORDS = ["badword", "rude phrase"]
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # admin logins in tests
