@@ -412,7 +412,7 @@ class PollAdmin(UndoRefusedSaves, admin.ModelAdmin):
     @admin.display(description="Events")
     def events(self, poll):
         url = reverse("admin:webhooks_event_changelist") + f"?poll_id={poll.pk}"
-        return format_html('<a href="{}">Events of this poll</a> (the outbox, newest last)', url)
+        return format_html('<a href="{}">Events of this poll</a> (the outbox, newest first)', url)
 
     # Saving: one service call for details, settings and options, one per changed response.
 
