@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -277,23 +277,30 @@ def claim_due(*, limit: int = 1, delivery_id: str | None = None) -> list[Claim]:
     due = selectors.due_deliveries(now)
     if delivery_id is not None:
         due = due.filter(pk=delivery_id)
-    candidates = list(due.order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
+    # A plain read first (an idle loop never takes the write lock); a delivery whose lease
+    # expired had a worker die on it: its unfinished attempt is closed as interrupted.
+    candidates = dict(due.order_by("next_attempt_at").values_list("pk", "claimed_until")[:limit])
     if not candidates:
         return []
     token = random_id()
     with transaction.atomic():
-        # PostgreSQL: skip rows another worker is claiming; SQLite: the transaction holds
-        # the database's write lock, so the UPDATE's conditions decide alone.
-        ids = list(due.filter(pk__in=candidates).select_for_update(skip_locked=True).values_list("pk", flat=True))
-        if not ids:
+        ids = list(candidates)
+        if connection.features.has_select_for_update:
+            # PostgreSQL: skip the rows another worker is claiming right now. (SQLite: the
+            # transaction holds the database's write lock; the UPDATE's conditions decide.)
+            ids = list(due.filter(pk__in=ids).select_for_update(skip_locked=True).values_list("pk", flat=True))
+        if not ids or not due.filter(pk__in=ids).update(
+            claimed_until=now + _lease(), claim_token=token, attempts=F("attempts") + 1
+        ):
             return []
-        due.filter(pk__in=ids).update(claimed_until=now + _lease(), claim_token=token, attempts=F("attempts") + 1)
         deliveries = list(
             Delivery.objects.filter(pk__in=ids, claim_token=token).select_related("event", "endpoint__space__subscription")
         )
-        Attempt.objects.filter(delivery_id__in=ids, finished_at__isnull=True).update(
-            finished_at=now, duration_ms=None, error=INTERRUPTED
-        )
+        interrupted = [d.pk for d in deliveries if candidates.get(d.pk) is not None]
+        if interrupted:
+            Attempt.objects.filter(delivery_id__in=interrupted, finished_at__isnull=True).update(
+                finished_at=now, duration_ms=None, error=INTERRUPTED
+            )
         attempts = Attempt.objects.bulk_create([Attempt(delivery=delivery, started_at=now) for delivery in deliveries])
     return [Claim(delivery=d, attempt=a, token=token) for d, a in zip(deliveries, attempts)]
 

@@ -1,0 +1,219 @@
+"""Webhook delivery: throughput (events per second reaching a local receiver) and the delay
+from a committed change to its delivery, embedded and with Celery.
+
+    .venv/bin/python bench/webhooks.py [--mode both|embedded|celery] [--events 2000]
+        [--latency-events 100] [--interval 0.05] [--concurrency 8] [--json]
+
+- embedded: a fresh SQLite file (what bin/serve uses) and `manage.py runjobs` in its own
+  process, with the default settings (4 sender threads, a 0.25 s poll).
+- celery: PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/bench_webhooks,
+  created and migrated if missing: use a scratch database), the Redis broker
+  (CELERY_BROKER_URL, default redis://127.0.0.1:6379/6, emptied first) and
+  `celery -A config worker --concurrency N` (prefork, as in the Procfile).
+
+The receiver is a threaded HTTP server in this process answering 200 at once. Events are
+recorded the way the services do (`record_event` in a transaction; the dispatcher is told
+on commit). Throughput: `--events` recorded back to back, timed from the first commit to
+the last arrival. Delay: `--latency-events` recorded `--interval` seconds apart, each
+measured from its commit to its arrival.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/bench_webhooks"
+DEFAULT_BROKER = "redis://127.0.0.1:6379/6"
+
+
+class Receiver:
+    """Records when each event id arrives (time.perf_counter of this process)."""
+
+    def __init__(self):
+        self.arrivals: dict[str, float] = {}
+        self.requests = 0
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                event_id = json.loads(body)["id"]
+                with outer.lock:
+                    outer.requests += 1
+                    outer.arrivals.setdefault(event_id, time.perf_counter())
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def wait_for(self, ids: list[str], timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if all(event_id in self.arrivals for event_id in ids):
+                    return True
+            time.sleep(0.005)
+        return False
+
+
+def prepare_environment(mode: str) -> dict:
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL",)}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", LOG_LEVEL="WARNING", WEBHOOKS_ALLOW_PRIVATE_URLS="true",
+               WEBHOOKS_DISPATCH=mode)
+    if mode == "embedded":
+        env["DATABASE_URL"] = f"sqlite:///{tempfile.mkdtemp(prefix='bench-webhooks-')}/db.sqlite3"
+        env["CELERY_BROKER_URL"] = "memory://"
+    else:
+        env["DATABASE_URL"] = os.environ.get("DATABASE_URL") or DEFAULT_PG
+        env["CELERY_BROKER_URL"] = os.environ.get("CELERY_BROKER_URL") or DEFAULT_BROKER
+        _create_postgres_database(env["DATABASE_URL"])
+        import redis
+
+        redis.Redis.from_url(env["CELERY_BROKER_URL"]).flushdb()
+    os.environ.update(env)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=BASE_DIR, env=env, check=True)
+    return env
+
+
+def _create_postgres_database(url: str) -> None:
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def start_dispatcher(mode: str, env: dict, concurrency: int) -> subprocess.Popen:
+    if mode == "embedded":
+        command = [sys.executable, "manage.py", "runjobs", "--only", "webhooks.sweep"]
+    else:
+        command = [str(Path(sys.executable).parent / "celery"), "-A", "config", "worker", "--loglevel", "WARNING",
+                   "--concurrency", str(concurrency), "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    return subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def record(space_id: str, n: int):
+    from django.db import transaction
+
+    from webhooks.services import record_event
+
+    with transaction.atomic():
+        event = record_event(space_id=space_id, type="poll.updated", poll_id=f"bench{n:07d}")
+    return event.id, time.perf_counter()  # after the commit (and its on-commit hook)
+
+
+def run_mode(mode: str, args) -> dict:
+    env = prepare_environment(mode)
+    import django
+
+    django.setup()
+    from spaces.services import create_space
+    from webhooks.models import Delivery, Event
+    from webhooks.services import create_endpoint
+
+    receiver = Receiver()
+    space = create_space(name="Bench", owner_email=f"bench-{time.time_ns()}@example.com", pro=True)
+    create_endpoint(space=space, url=receiver.url)
+    dispatcher = start_dispatcher(mode, env, args.concurrency)
+    try:
+        warm = [record(space.id, -1)[0]]  # the dispatcher is up and has connected
+        if not receiver.wait_for(warm, timeout=60):
+            raise SystemExit(f"{mode}: no delivery within 60 s: {dispatcher.stderr.read() if dispatcher.poll() else ''}")
+
+        started = time.perf_counter()
+        ids = [record(space.id, n)[0] for n in range(args.events)]
+        recorded = time.perf_counter()
+        if not receiver.wait_for(ids, timeout=600):
+            raise SystemExit(f"{mode}: not every event arrived within 600 s")
+        finished = max(receiver.arrivals[event_id] for event_id in ids)
+
+        delays = []
+        for n in range(args.latency_events):
+            event_id, committed = record(space.id, 10**6 + n)
+            if not receiver.wait_for([event_id], timeout=60):
+                raise SystemExit(f"{mode}: event {event_id} did not arrive within 60 s")
+            delays.append(receiver.arrivals[event_id] - committed)
+            time.sleep(args.interval)
+    finally:
+        dispatcher.send_signal(signal.SIGTERM)
+        try:
+            dispatcher.wait(30)
+        except subprocess.TimeoutExpired:
+            dispatcher.kill()
+    total = args.events + args.latency_events + 1
+    duplicates = receiver.requests - total
+    Event.objects.filter(space=space).delete()
+    if mode == "embedded":
+        shutil.rmtree(Path(env["DATABASE_URL"].removeprefix("sqlite:///")).parent, ignore_errors=True)
+    return {
+        "mode": mode,
+        "database": "sqlite" if mode == "embedded" else "postgresql",
+        "events": args.events,
+        "record_per_s": round(args.events / (recorded - started)),
+        "delivered_per_s": round(args.events / (finished - started)),
+        "delay_ms": {
+            "p50": round(statistics.median(delays) * 1000, 1),
+            "p95": round(sorted(delays)[int(0.95 * (len(delays) - 1))] * 1000, 1),
+            "max": round(max(delays) * 1000, 1),
+        },
+        "duplicates": duplicates,
+        "failed_deliveries": Delivery.objects.exclude(status=Delivery.Status.SUCCEEDED).count(),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=["both", "embedded", "celery"], default="both")
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--latency-events", type=int, default=100)
+    parser.add_argument("--interval", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=8, help="Celery worker processes")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.mode == "both":  # one process per mode: Django's settings are per process
+        results = []
+        for mode in ("embedded", "celery"):
+            argv = [sys.executable, __file__, "--mode", mode, "--json", "--events", str(args.events),
+                    "--latency-events", str(args.latency_events), "--interval", str(args.interval),
+                    "--concurrency", str(args.concurrency)]
+            results.append(json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout))
+    else:
+        results = [run_mode(args.mode, args)]
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results))
+        return
+    for result in results:
+        delay = result["delay_ms"]
+        print(f"{result['mode']:>8} ({result['database']}): {result['delivered_per_s']} events/s delivered "
+              f"({result['events']} events; recorded at {result['record_per_s']}/s), change-to-delivery delay "
+              f"p50 {delay['p50']} ms, p95 {delay['p95']} ms, max {delay['max']} ms; "
+              f"{result['duplicates']} duplicates, {result['failed_deliveries']} failed")
+
+
+if __name__ == "__main__":
+    main()
