@@ -11,6 +11,7 @@ Each prints one JSON document. DATABASE_URL chooses the database, as for the ser
 import json
 import os
 import sys
+import time
 
 import django
 
@@ -30,7 +31,8 @@ def seed(url: str, events: str, endpoints: str) -> dict:
 def work() -> dict:
     """Fan out and claim (without sending) until there is nothing left, starting when
     told to, at the same time as the other workers, so that they contend."""
-    from webhooks import services
+    from webhooks import selectors, services
+    from webhooks.models import Event
 
     print("ready", flush=True)
     sys.stdin.readline()
@@ -40,8 +42,10 @@ def work() -> dict:
         claims = services.claim_due(limit=5)
         fanned += new
         claimed += [claim.delivery.pk for claim in claims]
-        if not new and not claims:
+        if not new and not claims and not Event.objects.filter(dispatched_at__isnull=True).exists() \
+                and not selectors.due_delivery_count():
             return {"fanned": fanned, "claimed": claimed}
+        time.sleep(0.005)  # let the others in: a worker that sends takes far longer
 
 
 def state() -> dict:
