@@ -62,6 +62,14 @@ class Dispatcher:
         self.poll_seconds = poll_seconds if poll_seconds is not None else settings.WEBHOOKS_POLL_SECONDS
         self._inflight: set[Future] = set()
 
+    def start(self, stop: threading.Event) -> threading.Thread:
+        """Run in a new thread; from now on `sweep` in this process leaves the sending to it."""
+        global _running
+        _running = self
+        thread = threading.Thread(target=self.run, args=(stop,), name="webhook-dispatcher")
+        thread.start()
+        return thread
+
     def run(self, stop: threading.Event) -> None:
         """Loop until `stop` is set, then let the attempts in flight finish."""
         global _running

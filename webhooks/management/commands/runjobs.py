@@ -53,8 +53,7 @@ class Command(BaseCommand):
 
         dispatcher_thread = None
         if settings.WEBHOOKS_DISPATCH == "embedded" and not no_webhooks:
-            dispatcher_thread = threading.Thread(target=Dispatcher().run, args=(stop,), name="webhook-dispatcher")
-            dispatcher_thread.start()
+            dispatcher_thread = Dispatcher().start(stop)
         logger.info("runjobs started", extra={"jobs": sorted(callables), "webhooks": dispatcher_thread is not None})
 
         next_run = {name: time.monotonic() for name in callables}
