@@ -120,7 +120,9 @@ WEBHOOKS_ALLOW_PRIVATE_URLS = env.bool("WEBHOOKS_ALLOW_PRIVATE_URLS", default=Fa
 # Webhook delivery (docs/webhooks.md): "celery" (workers and beat, the default when a
 # broker is configured) or "embedded" (the loop of `manage.py runjobs`, the default
 # otherwise). The timeout bounds a whole attempt; the lease must exceed it comfortably.
-WEBHOOKS_DISPATCH = env.str("WEBHOOKS_DISPATCH", default="embedded" if CELERY_BROKER_URL == "memory://" else "celery")
+WEBHOOKS_DISPATCH = env.str(
+    "WEBHOOKS_DISPATCH", default="embedded" if CELERY_BROKER_URL in ("", "memory://") else "celery"
+)
 WEBHOOKS_TIMEOUT_SECONDS = env.float("WEBHOOKS_TIMEOUT_SECONDS", default=10.0)
 WEBHOOKS_LEASE_SECONDS = env.int("WEBHOOKS_LEASE_SECONDS", default=60)
 WEBHOOKS_EMBEDDED_THREADS = env.int("WEBHOOKS_EMBEDDED_THREADS", default=4)
