@@ -19,8 +19,21 @@ from webhooks import selectors, services
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """A log: looked at, never added to, edited or deleted by hand."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Event)
-class EventAdmin(admin.ModelAdmin):
+class EventAdmin(ReadOnlyAdmin):
     """Events are facts: nobody adds, edits or deletes them here. Filter by space for a
     space's event list; `?poll_id=<id>` lists one poll's events."""
 
@@ -31,15 +44,6 @@ class EventAdmin(admin.ModelAdmin):
     ordering = ["-created_at", "-id"]
     fields = ["id", "type", "space", "poll_id", "participant_id", "created_at", "dispatched_at", "data", "body"]
     readonly_fields = fields
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 # --- Endpoints -------------------------------------------------------------------------
@@ -216,7 +220,7 @@ class AttemptInline(admin.TabularInline):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(ReadOnlyAdmin):
     """Deliveries are a log: read only. "Resend" sends the event again as a new delivery."""
 
     list_display = ["created_at", "event_type", "endpoint", "status", "attempts", "next_attempt_at", "last_error"]
@@ -239,15 +243,6 @@ class DeliveryAdmin(admin.ModelAdmin):
     @admin.display(description="Body")
     def body(self, delivery):
         return format_html("<code>{}</code>", delivery.event.body)
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.action(description="Resend the selected deliveries (a new delivery each, with the full retry schedule)")
     def resend(self, request, queryset):

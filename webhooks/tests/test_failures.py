@@ -4,6 +4,7 @@ import json
 import time
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from webhooks import services
@@ -17,6 +18,22 @@ def record(space, type="poll.created"):
 
 def only_attempt() -> Attempt:
     [attempt] = Attempt.objects.all()
+    return attempt
+
+
+@pytest.fixture
+def attempt_against(raw_receiver, make_endpoint, space):
+    """`attempt_against(behave)`: one event sent to a raw TCP peer that behaves so; returns
+    the attempt and how long the worker took."""
+
+    def attempt(behave) -> tuple[Attempt, float]:
+        raw_receiver.behave = behave
+        make_endpoint(raw_receiver.url())
+        record(space)
+        started = time.monotonic()
+        run_worker()
+        return only_attempt(), time.monotonic() - started
+
     return attempt
 
 
@@ -52,23 +69,18 @@ def test_a_redirect_is_not_followed_and_fails(receiver, hook, space):
     assert attempt.error == "HTTP 302: redirects are not followed"
 
 
-def test_a_receiver_slower_than_the_timeout_fails(raw_receiver, make_endpoint, space):
+def test_a_receiver_slower_than_the_timeout_fails(attempt_against):
     def slow(conn):
         read_request(conn)
         time.sleep(2.5)  # the test timeout is 1 s
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
 
-    raw_receiver.behave = slow
-    make_endpoint(raw_receiver.url())
-    record(space)
-    started = time.monotonic()
-    run_worker()
-    assert time.monotonic() - started < 2.0
-    attempt = only_attempt()
+    attempt, took = attempt_against(slow)
+    assert took < 2.0
     assert (attempt.succeeded, attempt.status_code, attempt.error) == (False, None, "timed out after 1 s")
 
 
-def test_a_receiver_trickling_bytes_is_cut_off_at_the_deadline(raw_receiver, make_endpoint, space):
+def test_a_receiver_trickling_bytes_is_cut_off_at_the_deadline(attempt_against):
     """Each byte arrives well within a read timeout; the whole exchange still ends at
     the deadline."""
 
@@ -81,27 +93,18 @@ def test_a_receiver_trickling_bytes_is_cut_off_at_the_deadline(raw_receiver, mak
         except OSError:
             pass
 
-    raw_receiver.behave = trickle
-    make_endpoint(raw_receiver.url())
-    record(space)
-    started = time.monotonic()
-    run_worker()
-    assert time.monotonic() - started < 1.8
-    attempt = only_attempt()
+    attempt, took = attempt_against(trickle)
+    assert took < 1.8
     assert (attempt.succeeded, attempt.error) == (False, "timed out after 1 s")
     assert 900 <= attempt.duration_ms < 1800
 
 
-def test_a_connection_closed_without_an_answer_fails(raw_receiver, make_endpoint, space):
+def test_a_connection_closed_without_an_answer_fails(attempt_against):
     def hang_up(conn):
         read_request(conn)
         conn.close()
 
-    raw_receiver.behave = hang_up
-    make_endpoint(raw_receiver.url())
-    record(space)
-    run_worker()
-    attempt = only_attempt()
+    attempt, _ = attempt_against(hang_up)
     assert not attempt.succeeded and attempt.status_code is None
     assert attempt.error.startswith("connection failed: ")
     assert Delivery.objects.get().status == Delivery.Status.PENDING
@@ -117,7 +120,7 @@ def test_a_refused_connection_fails(raw_receiver, make_endpoint, space):
     assert not attempt.succeeded and attempt.error.startswith("connection failed: ")
 
 
-def test_a_huge_body_is_read_only_up_to_64_kib(raw_receiver, make_endpoint, space):
+def test_a_huge_body_is_read_only_up_to_64_kib(attempt_against):
     sent = []
 
     def endless(conn):
@@ -131,13 +134,8 @@ def test_a_huge_body_is_read_only_up_to_64_kib(raw_receiver, make_endpoint, spac
         except OSError:
             pass
 
-    raw_receiver.behave = endless
-    make_endpoint(raw_receiver.url())
-    record(space)
-    started = time.monotonic()
-    run_worker()
-    assert time.monotonic() - started < 1.0
-    attempt = only_attempt()
+    attempt, took = attempt_against(endless)
+    assert took < 1.0
     assert attempt.succeeded and attempt.status_code == 200
     assert attempt.response_excerpt == "x" * 512
     time.sleep(0.2)
