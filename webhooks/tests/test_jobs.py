@@ -1,0 +1,43 @@
+"""The periodic jobs of webhooks (sweep, purge) and `manage.py runjobs` refusals."""
+
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from webhooks import dispatch, services
+from webhooks.models import Attempt, Delivery, Event
+from webhooks.tests.conftest import run_worker
+
+
+def test_purge_forgets_old_finished_events_with_their_deliveries_and_attempts(receiver, hook, space, clock, settings):
+    receiver.expect_request("/hook").respond_with_data("no", status=500)
+    old_done = services.record_event(space_id=space.id, type="poll.created", poll_id="old000000001")
+    run_worker()
+    Delivery.objects.update(status=Delivery.Status.FAILED, next_attempt_at=None)
+    old_pending = services.record_event(space_id=space.id, type="poll.created", poll_id="old000000002")
+    run_worker()  # its delivery waits for a retry
+    clock.shift(timedelta(days=settings.WEBHOOKS_RETENTION_DAYS, seconds=1))
+    recent = services.record_event(space_id=space.id, type="poll.created", poll_id="new000000001")
+    services.fan_out()
+
+    dispatch.purge()
+
+    assert set(Event.objects.values_list("pk", flat=True)) == {old_pending.id, recent.id}
+    assert not Delivery.objects.filter(event_id=old_done.id).exists()
+    assert not Attempt.objects.filter(delivery__event_id=old_done.id).exists()
+    assert Attempt.objects.filter(delivery__event_id=old_pending.id).count() == 1
+
+
+def test_purge_keeps_events_not_yet_dispatched(space, clock):
+    event = services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    clock.shift(timedelta(days=365))
+    dispatch.purge()
+    assert Event.objects.filter(pk=event.id).exists()
+
+
+def test_runjobs_refuses_an_unknown_job(db):
+    with pytest.raises(CommandError, match="unknown job\\(s\\): nope; known: "):
+        call_command("runjobs", "--only", "nope")
+
