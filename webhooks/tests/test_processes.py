@@ -12,6 +12,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings
@@ -77,7 +78,8 @@ def procs(request, transactional_db, tmp_path):
     a migrated SQLite file (the in-memory SQLite test database is private to us)."""
     if connection.vendor == "postgresql":
         db = connection.settings_dict
-        url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+        login = quote(db["USER"], safe="") + (f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else "")
+        url = f"postgres://{login}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
     else:
         path = tmp_path / "db.sqlite3"
         shutil.copy(request.getfixturevalue("sqlite_template"), path)
