@@ -4,9 +4,12 @@ checked against the OpenAPI document the service serves."""
 import json
 import re
 from functools import cache
+from io import StringIO
 
 import jsonschema
 import pytest
+from django.core.management import call_command
+from django.forms import MultiWidget
 from django.test import Client
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
@@ -144,3 +147,62 @@ def api(space_and_key):
 @pytest.fixture
 def anon():
     return Api(None)
+
+
+# --- Operators: manage.py and the back office ----------------------------------------------
+
+
+class Run:
+    """`manage.py` in-process: `run("keys", "list", space_id)` returns the parsed `--json`
+    output; `run.text(...)` the plain output. `run.stderr` holds the last stderr."""
+
+    stderr = ""
+
+    def __call__(self, *args):
+        return json.loads(self._call(*args, "--json"))
+
+    def text(self, *args) -> str:
+        return self._call(*args)
+
+    def _call(self, *args) -> str:
+        out, err = StringIO(), StringIO()
+        try:
+            call_command(*args, stdout=out, stderr=err)
+        finally:
+            self.stderr = err.getvalue()
+        return out.getvalue()
+
+
+@pytest.fixture
+def run(db):
+    return Run()
+
+
+@pytest.fixture
+def superuser_client(db, client):
+    """A test client logged in as a superuser (without password hashing: it is slow)."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create(username="operator", is_staff=True, is_superuser=True)
+    client.force_login(user)
+    return client
+
+
+def form_data(response) -> dict:
+    """The POST data a browser would send for an admin form page as it stands (with its
+    inline formsets)."""
+    data = {}
+    forms = [response.context["adminform"].form]
+    for inline in response.context["inline_admin_formsets"]:
+        forms += [inline.formset.management_form, *inline.formset.forms]
+    for form in forms:
+        for field in form:
+            value = field.value()
+            if isinstance(field.field.widget, MultiWidget):
+                for index, part in enumerate(field.field.widget.decompress(value)):
+                    data[f"{field.html_name}_{index}"] = "" if part is None else str(part)
+            elif value is True:
+                data[field.html_name] = "on"
+            elif value is not None and value is not False:  # 0 is a value (0 == False)
+                data[field.html_name] = str(value)
+    return data

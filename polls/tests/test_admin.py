@@ -4,33 +4,14 @@ change goes through the services: the events recorded prove it."""
 from datetime import date
 
 import pytest
-from django.forms import MultiWidget
 from django.urls import reverse
+
+from conftest import form_data
 
 from polls import services
 from polls.models import Option, Participant, Poll, Vote
 from polls.tests.factories import make_poll, option_ids, respond, time_poll_body
 from webhooks.models import Event
-
-
-def form_data(response) -> dict:
-    """The POST data a browser would send for an admin form page as it stands (with its
-    inline formsets)."""
-    data = {}
-    forms = [response.context["adminform"].form]
-    for inline in response.context["inline_admin_formsets"]:
-        forms += [inline.formset.management_form, *inline.formset.forms]
-    for form in forms:
-        for field in form:
-            value = field.value()
-            if isinstance(field.field.widget, MultiWidget):
-                for index, part in enumerate(field.field.widget.decompress(value)):
-                    data[f"{field.html_name}_{index}"] = "" if part is None else str(part)
-            elif value is True:
-                data[field.html_name] = "on"
-            elif value is not None and value is not False:
-                data[field.html_name] = str(value)
-    return data
 
 
 def url(view: str, *args) -> str:

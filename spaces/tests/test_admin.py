@@ -4,10 +4,9 @@ import re
 from datetime import UTC, datetime
 
 import pytest
-from django.forms import MultiWidget
 from django.urls import reverse
 
-from conftest import Api
+from conftest import Api, form_data
 from spaces import services
 from spaces.models import ApiKey, Membership, Space, Subscription, User
 
@@ -26,26 +25,6 @@ def raw_key(space):
 
 def url(model: str, view: str, *args) -> str:
     return reverse(f"admin:spaces_{model}_{view}", args=args)
-
-
-def form_data(response) -> dict:
-    """The POST data a browser would send for an admin form page as it stands."""
-    data = {}
-    forms = [response.context["adminform"].form]
-    for inline in response.context["inline_admin_formsets"]:
-        formset = inline.formset
-        forms += [formset.management_form, *formset.forms]
-    for form in forms:
-        for field in form:
-            value = field.value()
-            if isinstance(field.field.widget, MultiWidget):
-                for index, part in enumerate(field.field.widget.decompress(value)):
-                    data[f"{field.html_name}_{index}"] = "" if part is None else str(part)
-            elif value is True:
-                data[field.html_name] = "on"
-            elif value not in (None, False):
-                data[field.html_name] = str(value)
-    return data
 
 
 def act(client, model: str, action: str, objects) -> None:

@@ -12,7 +12,6 @@ import pytest
 import stripe
 from pytest_httpserver import HTTPServer
 
-from spaces.tests.conftest import run, superuser_client  # noqa: F401 - the operator fixtures, shared
 from webhooks import services
 
 
