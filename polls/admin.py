@@ -22,10 +22,10 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from config.api.errors import ApiError, flatten_validation_errors
+from config.services import ServiceError
 from polls import selectors, services
 from polls.models import Option, Participant, Poll
 from polls.serializers import SETTINGS, poll_input_serializer
-from polls.services import ServiceError
 from spaces.models import Space
 
 EDITABLE = [*services.DETAILS, *services.SETTING_COLUMNS]

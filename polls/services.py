@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from config.api import errors
 from config.api.formats import instant
+from config.services import ServiceError
 from polls.generators import slot_ranges, wall_clock_to_utc
 from polls.models import Option, Participant, Poll, Vote
 from polls.moderation import flagged_fields
@@ -128,10 +129,6 @@ AUTO_CLOSE_GRACE = timedelta(hours=12)
 PURGE_AFTER = timedelta(days=30)
 
 Status = Poll.Status
-
-
-class ServiceError(Exception):
-    """A refused action; the message says why, for a person (back office, `manage.py`)."""
 
 
 def options_past_at(*, kind: str, time_zone: str | None, options) -> datetime | None:

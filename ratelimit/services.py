@@ -4,10 +4,10 @@ import logging
 
 from django.db import transaction
 
+from config.services import ServiceError
 from ratelimit.models import LimitOverride
 from ratelimit.stores import OVERRIDE_CACHE_SECONDS, StoreUnavailable, get_store
 from spaces.models import Space
-from spaces.services import ServiceError
 
 logger = logging.getLogger("service.ratelimit")
 

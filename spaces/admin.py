@@ -13,9 +13,9 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.html import format_html
 
+from config.services import ServiceError
 from spaces import selectors, services
 from spaces.models import ApiKey, Membership, Space, Subscription, User
-from spaces.services import ServiceError
 
 
 def _adopt(obj, saved) -> None:

@@ -11,14 +11,11 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from config.services import ServiceError
 from spaces import keys, selectors
 from spaces.models import ApiKey, Membership, Space, Subscription, User
 
 KEY_NAME_MAX_LENGTH = ApiKey._meta.get_field("name").max_length
-
-
-class ServiceError(Exception):
-    """A refused action; the message says why."""
 
 
 def clean_email(email: str) -> str:

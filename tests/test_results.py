@@ -4,14 +4,7 @@ import pytest
 
 from polls import services
 from polls.models import Vote
-from polls.tests.factories import (  # noqa: F401 (request_overhead is a fixture)
-    date_poll_body,
-    make_poll,
-    option_ids,
-    request_overhead,
-    respond,
-    time_poll_body,
-)
+from polls.tests.factories import date_poll_body, make_poll, option_ids, request_overhead, respond, time_poll_body  # noqa: F401 (request_overhead is a fixture)
 
 
 def results(api, poll):

@@ -13,8 +13,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from config.services import ServiceError
 from spaces.admin import _report
-from spaces.services import ServiceError
 from webhooks import selectors, services
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
 

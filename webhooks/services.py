@@ -25,8 +25,8 @@ from django.utils import timezone
 
 from config.api.formats import instant
 from config.ids import random_id
+from config.services import ServiceError
 from spaces.models import Space
-from spaces.services import ServiceError
 from webhooks import notify, selectors, sender, signing, targets
 from webhooks.models import EVENT_TYPES, PAYLOAD_VERSION, PING, Attempt, Delivery, Endpoint, Event
 
@@ -309,7 +309,7 @@ def send(claim: Claim) -> sender.Outcome:
     """Make the claimed attempt: a signed POST of the event's stored body, then record the
     outcome. Not sent (canceled) if the endpoint was disabled or the space lost Pro since
     the delivery was made; a test ping goes out regardless."""
-    delivery, event, endpoint = claim.delivery, claim.delivery.event, claim.delivery.endpoint
+    event, endpoint = claim.delivery.event, claim.delivery.endpoint
     is_ping = event.type == PING
     refusal = ""
     if not is_ping and not endpoint.is_enabled:

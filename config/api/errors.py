@@ -7,9 +7,9 @@ via `exception_handler`, Django-level failures (unknown routes, crashes outside 
 
 import logging
 
+from django.core.exceptions import SuspiciousOperation, TooManyFieldsSent
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.core.exceptions import SuspiciousOperation, TooManyFieldsSent
 from rest_framework import exceptions
 from rest_framework.response import Response
 

@@ -4,7 +4,6 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 
 from config.api.renderers import JSONRenderer
-from config.api.renderers import JSONRenderer
 from config.api.views import ApiView
 
 

@@ -7,7 +7,6 @@ import pytest
 from django.urls import reverse
 
 from conftest import form_data
-
 from polls import services
 from polls.models import Option, Participant, Poll, Vote
 from polls.tests.factories import make_poll, option_ids, respond, time_poll_body

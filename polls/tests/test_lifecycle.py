@@ -9,10 +9,10 @@ import pytest
 import time_machine
 from django.core.management import call_command
 
+from config.services import ServiceError
 from config.tasks import run_job
 from polls import services
 from polls.models import Option, Participant, Poll, Vote
-from polls.services import ServiceError
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, time_poll_body
 from webhooks.models import Event
 

@@ -4,9 +4,9 @@ import re
 
 import pytest
 
+from config.services import ServiceError
 from polls import services
 from polls.models import Participant, Poll, Vote
-from polls.services import ServiceError
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond
 from webhooks.models import Event
 

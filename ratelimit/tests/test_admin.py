@@ -6,6 +6,7 @@ from django.urls import reverse
 from ratelimit.models import LimitOverride
 from ratelimit.tests.conftest import closed_port_url
 
+
 @pytest.mark.usefixtures("store")
 def test_an_override_set_in_the_back_office_applies_to_the_next_request(
     clock, api, space, admin_client, django_capture_on_commit_callbacks  # clock first: the login must not expire

@@ -5,7 +5,6 @@ import re
 
 import pytest
 import stripe
-from werkzeug import Response
 
 from spaces import services as space_services
 from webhooks import services

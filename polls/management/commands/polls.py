@@ -82,12 +82,6 @@ class Command(GroupCommand):
         "purge-deleted": "Remove for good the polls deleted more than 30 days ago; runs periodically.",
     }
 
-    def handle(self, *args, **options):
-        try:
-            super().handle(*args, **options)
-        except services.ServiceError as exc:
-            raise CommandError(str(exc))
-
     # Status changes ----------------------------------------------------------------------
 
     def _status_change(self, poll_id: str, service, verb: str):

@@ -12,9 +12,9 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError
 
 from config.api.formats import instant
+from config.services import ServiceError
 from spaces import selectors
 from spaces.models import Space, User
-from spaces.services import ServiceError
 
 
 class GroupCommand(BaseCommand):
