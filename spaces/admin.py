@@ -121,6 +121,11 @@ class SpaceAdmin(admin.ModelAdmin):
     autocomplete_fields = ["owner"]
     inlines = [SubscriptionInline, MembershipInline]
 
+    def has_delete_permission(self, request, obj=None):
+        # Deleting a space would silently take its polls, events and keys with it: set its
+        # plan to free (the API stops answering) instead.
+        return False
+
     def get_queryset(self, request):
         active = selectors.keys_in_state(ApiKey.objects.all(), "active", timezone.now())
         return (

@@ -200,3 +200,9 @@ def test_members_are_added_and_removed_but_never_the_owner(superuser_client, spa
     )
     assert "the owner of a space cannot be removed from it" in response.content.decode()
     assert list(space.members.all()) == [space.owner]
+
+
+def test_spaces_cannot_be_deleted_from_the_back_office(superuser_client, space):
+    response = superuser_client.post(url("space", "delete", space.pk), {"post": "yes"})
+    assert response.status_code == 403
+    assert Space.objects.filter(pk=space.pk).exists()
