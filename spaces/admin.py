@@ -60,11 +60,11 @@ class UserAdmin(admin.ModelAdmin):
             return ["name", "email", "image"]
         return ["id", "name", "email", "image", "is_banned", "created_at"]
 
-    @admin.action(description="Ban selected users (their keys stop working)")
+    @admin.action(description="Ban selected users (their keys stop working)", permissions=["change"])
     def ban(self, request, queryset):
         self._set_banned(request, queryset, True)
 
-    @admin.action(description="Unban selected users")
+    @admin.action(description="Unban selected users", permissions=["change"])
     def unban(self, request, queryset):
         self._set_banned(request, queryset, False)
 
@@ -257,11 +257,11 @@ class SubscriptionAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         _adopt(obj, services.set_plan(space=obj.space, pro=obj.is_active))
 
-    @admin.action(description="Activate Pro for the selected spaces")
+    @admin.action(description="Activate Pro for the selected spaces", permissions=["change"])
     def activate(self, request, queryset):
         self._set_plan(request, queryset, True)
 
-    @admin.action(description="Deactivate Pro for the selected spaces (their API access stops)")
+    @admin.action(description="Deactivate Pro for the selected spaces (their API access stops)", permissions=["change"])
     def deactivate(self, request, queryset):
         self._set_plan(request, queryset, False)
 
@@ -386,7 +386,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 ),
             )
 
-    @admin.action(description="Revoke selected keys (refused from the next request on)")
+    @admin.action(description="Revoke selected keys (refused from the next request on)", permissions=["change"])
     def revoke(self, request, queryset):
         keys = list(queryset.filter(revoked_at__isnull=True))
         for key in keys:

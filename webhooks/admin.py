@@ -173,7 +173,7 @@ class EndpointAdmin(admin.ModelAdmin):
         for endpoint in queryset:
             services.delete_endpoint(endpoint=endpoint)
 
-    @admin.action(description="Send a test ping to the selected endpoints (now; never retried)")
+    @admin.action(description="Send a test ping to the selected endpoints (now; never retried)", permissions=["change"])
     def send_ping(self, request, queryset):
         for endpoint in queryset:
             delivery = services.send_ping(endpoint=endpoint)
@@ -183,14 +183,14 @@ class EndpointAdmin(admin.ModelAdmin):
             else:
                 messages.error(request, f"Ping to {endpoint.url} failed: {attempt.error}")
 
-    @admin.action(description="Enable the selected endpoints (events from now on; nothing is replayed)")
+    @admin.action(description="Enable the selected endpoints (events from now on; nothing is replayed)", permissions=["change"])
     def enable(self, request, queryset):
         endpoints = list(queryset.filter(is_enabled=False))
         for endpoint in endpoints:
             services.enable_endpoint(endpoint=endpoint)
         _report(request, len(endpoints), "endpoint(s) enabled")
 
-    @admin.action(description="Disable the selected endpoints (pending retries are canceled)")
+    @admin.action(description="Disable the selected endpoints (pending retries are canceled)", permissions=["change"])
     def disable(self, request, queryset):
         endpoints = list(queryset.filter(is_enabled=True))
         for endpoint in endpoints:
@@ -244,7 +244,12 @@ class DeliveryAdmin(ReadOnlyAdmin):
     def body(self, delivery):
         return format_html("<code>{}</code>", delivery.event.body)
 
-    @admin.action(description="Resend the selected deliveries (a new delivery each, with the full retry schedule)")
+    def has_resend_permission(self, request):
+        # Deliveries are read only for everyone; resending acts on the endpoint.
+        return request.user.has_perm("webhooks.change_endpoint")
+
+    @admin.action(description="Resend the selected deliveries (a new delivery each, with the full retry schedule)",
+                  permissions=["resend"])
     def resend(self, request, queryset):
         done = 0
         for delivery in queryset.select_related("event", "endpoint"):

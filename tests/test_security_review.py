@@ -1,0 +1,80 @@
+"""Findings of the security review (back office, settings), each pinned by a test."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.urls import reverse
+
+from spaces import services as spaces
+from spaces.models import ApiKey, Space, User
+from webhooks import services as webhooks
+from webhooks.models import Delivery, Endpoint
+
+
+@pytest.fixture
+def viewer(db, client):
+    """A staff login allowed to look at everything and to change nothing."""
+    user = get_user_model().objects.create(username="viewer", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__startswith="view_"))
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def delivery(space, settings):
+    settings.WEBHOOKS_ALLOW_PRIVATE_URLS = True
+    endpoint, _secret = webhooks.create_endpoint(space=space, url="http://127.0.0.1:9/hook")
+    webhooks.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    webhooks.fan_out()
+    return Delivery.objects.get(endpoint=endpoint)
+
+
+def act(client, app: str, model: str, action: str, pk) -> None:
+    response = client.post(reverse(f"admin:{app}_{model}_changelist"), {"action": action, "_selected_action": [pk]})
+    assert response.status_code in (200, 302)
+
+
+def test_a_view_only_staff_login_cannot_run_state_changing_admin_actions(viewer, space, delivery):
+    """Django offers an action without `permissions` to everyone who may see the list:
+    each of these changes something, so each needs the change permission."""
+    key, _raw = spaces.create_key(space=space, name="k")
+    endpoint = delivery.endpoint
+    changelist = viewer.get(reverse("admin:spaces_user_changelist"))
+    assert changelist.status_code == 200  # the viewer does see the lists
+
+    act(viewer, "spaces", "user", "ban", space.owner.pk)
+    act(viewer, "spaces", "subscription", "deactivate", space.subscription.pk)
+    act(viewer, "spaces", "apikey", "revoke", key.pk)
+    act(viewer, "webhooks", "endpoint", "disable", endpoint.pk)
+    act(viewer, "webhooks", "delivery", "resend", delivery.pk)
+
+    assert not User.objects.get(pk=space.owner.pk).is_banned
+    assert Space.objects.get(pk=space.pk).is_pro
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is None
+    assert Endpoint.objects.get(pk=endpoint.pk).is_enabled
+    assert Delivery.objects.count() == 1
+    for name in ("ban", "unban", "activate", "deactivate", "revoke", "send_ping", "enable", "disable", "resend"):
+        assert f'value="{name}"' not in changelist.content.decode()
+    for app, model in (("spaces", "subscription"), ("spaces", "apikey"), ("webhooks", "endpoint"),
+                       ("webhooks", "delivery")):
+        page = viewer.get(reverse(f"admin:{app}_{model}_changelist")).content.decode()
+        assert 'name="action"' not in page, model
+
+
+def test_a_staff_login_with_the_change_permissions_runs_them(db, client, space, delivery):
+    user = get_user_model().objects.create(username="operator", is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(codename__regex=r"^(view|change)_"))
+    client.force_login(user)
+    key, _raw = spaces.create_key(space=space, name="k")
+
+    act(client, "spaces", "user", "ban", space.owner.pk)
+    act(client, "spaces", "apikey", "revoke", key.pk)
+    act(client, "webhooks", "delivery", "resend", delivery.pk)
+    act(client, "webhooks", "endpoint", "disable", delivery.endpoint.pk)
+    act(client, "spaces", "subscription", "deactivate", space.subscription.pk)
+
+    assert User.objects.get(pk=space.owner.pk).is_banned
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
+    assert Delivery.objects.count() == 2
+    assert not Endpoint.objects.get(pk=delivery.endpoint.pk).is_enabled
+    assert not Space.objects.get(pk=space.pk).is_pro
