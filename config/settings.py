@@ -47,6 +47,11 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
+# Back-office messages live in the server-side session, not in a cookie: a new API key or
+# webhook secret is shown once in a message, and a (signed, not encrypted) cookie would hand
+# it to the browser's cookie jar.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 APPEND_SLASH = False

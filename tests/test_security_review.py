@@ -1,8 +1,12 @@
 """Findings of the security review (back office, settings), each pinned by a test."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.contrib.messages.storage.cookie import CookieStorage
+from django.http import HttpRequest
 from django.urls import reverse
 
 from spaces import services as spaces
@@ -78,3 +82,41 @@ def test_a_staff_login_with_the_change_permissions_runs_them(db, client, space, 
     assert Delivery.objects.count() == 2
     assert not Endpoint.objects.get(pk=delivery.endpoint.pk).is_enabled
     assert not Space.objects.get(pk=space.pk).is_pro
+
+
+def cookie_contents(response) -> str:
+    """Everything the response's cookies carry, the messages cookie decoded (it is signed,
+    not encrypted: anyone who sees the cookie reads it)."""
+    texts = []
+    for morsel in response.cookies.values():
+        texts.append(morsel.value)
+        decoded = CookieStorage(HttpRequest())._decode(morsel.value) if morsel.key == CookieStorage.cookie_name else None
+        texts += [str(message) for message in decoded or []]
+    return "\n".join(texts)
+
+
+def test_a_new_api_key_and_webhook_secret_never_travel_in_a_cookie(superuser_client, space, settings):
+    """Shown once, on the page after saving, from the server-side session: a signed cookie
+    would hand the secret to the browser's cookie jar and every proxy log of cookies."""
+    settings.WEBHOOKS_ALLOW_PRIVATE_URLS = True
+    saved = superuser_client.post(
+        reverse("admin:spaces_apikey_add"), {"space": space.pk, "name": "admin key", "expires_at_0": "",
+                                             "expires_at_1": ""}
+    )
+    assert saved.status_code == 302
+    shown = superuser_client.get(saved["Location"])
+    [raw_key] = re.findall(r"sk_[A-Za-z0-9_-]{8}_[A-Za-z0-9_-]{32}", shown.content.decode())
+    assert raw_key[3:11] == ApiKey.objects.get(name="admin key").prefix
+    assert raw_key not in cookie_contents(saved) + cookie_contents(shown)
+
+    saved = superuser_client.post(
+        reverse("admin:webhooks_endpoint_add"),
+        {"space": space.pk, "url": "http://127.0.0.1:9/hook", "event_types": ["poll.created"]},
+    )
+    assert saved.status_code == 302
+    shown = superuser_client.get(saved["Location"])
+    [secret] = re.findall(r"whsec_[A-Za-z0-9_-]{43}", shown.content.decode())
+    assert secret == Endpoint.objects.get().secret
+    assert secret not in cookie_contents(saved) + cookie_contents(shown)
+    again = superuser_client.get(saved["Location"]).content.decode()
+    assert raw_key not in again and secret not in again
