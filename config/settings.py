@@ -9,13 +9,17 @@ from pathlib import Path
 
 import environ
 
+from config.secret_key import installation_secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="dev-insecure-secret-key-change-me-in-production")
+# Unset: a random key made once for this installation and kept in var/secret_key (one
+# machine); several machines must share one, set in the environment.
+SECRET_KEY = env.str("SECRET_KEY", default="") or installation_secret_key(BASE_DIR / "var" / "secret_key")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"])
 
 APP_URL = env.str("APP_URL", default="http://localhost:8000").rstrip("/")

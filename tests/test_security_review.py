@@ -1,14 +1,21 @@
 """Findings of the security review (back office, settings), each pinned by a test."""
 
+import os
 import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.messages.storage.cookie import CookieStorage
 from django.http import HttpRequest
 from django.urls import reverse
 
+from config.secret_key import installation_secret_key
 from spaces import services as spaces
 from spaces.models import ApiKey, Space, User
 from webhooks import services as webhooks
@@ -120,3 +127,27 @@ def test_a_new_api_key_and_webhook_secret_never_travel_in_a_cookie(superuser_cli
     assert secret not in cookie_contents(saved) + cookie_contents(shown)
     again = superuser_client.get(saved["Location"]).content.decode()
     assert raw_key not in again and secret not in again
+
+
+def test_no_secret_key_is_written_in_the_source():
+    """Without SECRET_KEY in the environment, each installation makes its own random key
+    (a key in the source signs the same things for everyone who reads it)."""
+    source = (Path(django_settings.BASE_DIR) / "config" / "settings.py").read_text()
+    assert len(django_settings.SECRET_KEY) >= 50
+    assert django_settings.SECRET_KEY not in source
+
+
+def test_the_installation_key_is_made_once_private_and_shared_by_concurrent_processes(tmp_path):
+    path = tmp_path / "var" / "secret_key"
+    script = f"from config.secret_key import installation_secret_key as k; print(k(__import__('pathlib').Path({str(path)!r})))"
+    processes = [
+        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                         cwd=django_settings.BASE_DIR, env={**os.environ, "PYTHONPATH": str(django_settings.BASE_DIR)})
+        for _ in range(6)
+    ]
+    keys = {process.communicate(timeout=30)[0].strip() for process in processes}
+    assert len(keys) == 1 and len(keys.pop()) >= 50
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert os.listdir(path.parent) == ["secret_key"]  # no temporary file left behind
+    assert installation_secret_key(path) == path.read_text()
+    assert installation_secret_key(tmp_path / "other" / "secret_key") != path.read_text()
