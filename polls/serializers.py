@@ -14,6 +14,9 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from config.api.fields import (
+    MAX_DATE,
+    MIN_DATE,
+    RANGE_MESSAGE,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -44,14 +47,16 @@ START_TIME_PATTERN = _START_TIME.pattern
         "pattern": START_TIME_PATTERN,
         "description": "RFC 3339 date-time. With `Z` or an offset it is an instant; without one it is "
         "wall-clock time in `timeZone`, or floating time when the poll has no `timeZone`. "
-        "Seconds are kept, fractions dropped.",
+        "Seconds are kept, fractions dropped. From 1000-01-01 to 9998-12-31.",
         "examples": ["2026-12-01T09:00:00Z", "2026-12-01T09:00:00"],
     }
 )
 class StartTimeField(serializers.Field):
     """Returns a naive datetime (wall clock or floating) or an aware one (instant)."""
 
-    default_error_messages = {"required": "required", "null": "must not be null", "invalid": "must be an RFC 3339 date-time"}
+    default_error_messages = {
+        "required": "required", "null": "must not be null", "invalid": "must be an RFC 3339 date-time", "range": RANGE_MESSAGE,
+    }
 
     def to_internal_value(self, data):
         match = _START_TIME.match(data) if isinstance(data, str) else None
@@ -70,6 +75,8 @@ class StartTimeField(serializers.Field):
                 value = value.replace(tzinfo=UTC)
         except ValueError:
             self.fail("invalid")
+        if not MIN_DATE <= value.date() <= MAX_DATE:
+            self.fail("range")
         return value
 
 

@@ -13,6 +13,11 @@ from rest_framework import serializers
 
 COMMON_MESSAGES = {"required": "required", "null": "must not be null"}
 
+# Dates and times stay clear of the ends of the calendar (years 1 and 9999), where a time
+# zone offset, a duration or the auto-close grace would step outside what can be represented.
+MIN_DATE, MAX_DATE = date(1000, 1, 1), date(9998, 12, 31)
+RANGE_MESSAGE = f"must be between {MIN_DATE.isoformat()} and {MAX_DATE.isoformat()}"
+
 
 class StrictCharField(serializers.CharField):
     default_error_messages = {
@@ -71,18 +76,21 @@ class StrictChoiceField(serializers.ChoiceField):
 
 @extend_schema_field({"type": "string", "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"})
 class StrictDateField(serializers.Field):
-    """`YYYY-MM-DD`, a real calendar date."""
+    """`YYYY-MM-DD`, a real calendar date from MIN_DATE to MAX_DATE."""
 
-    default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a date YYYY-MM-DD"}
+    default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a date YYYY-MM-DD", "range": RANGE_MESSAGE}
     _pattern = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
     def to_internal_value(self, data):
         if not isinstance(data, str) or not self._pattern.match(data):
             self.fail("invalid")
         try:
-            return date.fromisoformat(data)
+            value = date.fromisoformat(data)
         except ValueError:
             self.fail("invalid")
+        if not MIN_DATE <= value <= MAX_DATE:
+            self.fail("range")
+        return value
 
     def to_representation(self, value):
         return value.isoformat()

@@ -4,6 +4,6 @@ from datetime import UTC, datetime
 
 
 def instant(value: datetime) -> str:
-    """`YYYY-MM-DDTHH:MM:SS.sssZ`: UTC, milliseconds, `Z` (never `+00:00`)."""
-    value = value.astimezone(UTC)
-    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    """`YYYY-MM-DDTHH:MM:SS.sssZ`: UTC, milliseconds, `Z` (never `+00:00`). The year always
+    has four digits (`strftime("%Y")` drops leading zeros on some platforms)."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"

@@ -1,0 +1,64 @@
+"""Findings of a review of the HTTP contract: inputs at the edges that used to crash (500),
+slip through validation, or leave the JSON envelope. Every case goes through HTTP."""
+
+import pytest
+
+from polls.models import Poll
+
+
+def time_poll(*options, **extra):
+    return {"title": "Call", "kind": "time", "duration": 30, "options": list(options), **extra}
+
+
+def date_poll(*dates, **extra):
+    return {"title": "Dinner", "kind": "date", "options": [{"date": day} for day in dates], **extra}
+
+
+def generator_poll(**generator):
+    return {
+        "title": "Call", "kind": "time", "duration": 30,
+        "generators": [{"startDate": "2026-12-01", "endDate": "2026-12-01", "from": "09:00", "to": "10:00", **generator}],
+    }
+
+
+def assert_refused(response, message):
+    assert (response.status_code, response.body["error"]["code"]) == (400, "VALIDATION_ERROR"), response.body
+    assert response.body["error"]["message"] == message
+    assert Poll.objects.count() == 0
+
+
+# --- Dates and instants at the ends of the calendar --------------------------------------
+
+RANGE = "must be between 1000-01-01 and 9998-12-31"
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (time_poll({"startTime": "9999-12-31T23:59:59Z"}), f"options[0].startTime: {RANGE}"),
+        (time_poll({"startTime": "9999-12-31T23:00:00-05:00"}), f"options[0].startTime: {RANGE}"),
+        (time_poll({"startTime": "0001-01-01T00:00:00+05:00"}), f"options[0].startTime: {RANGE}"),
+        (time_poll({"startTime": "0999-12-31T12:00:00"}, timeZone="Europe/Berlin"), f"options[0].startTime: {RANGE}"),
+        (date_poll("9999-12-31"), f"options[0].date: {RANGE}"),
+        (date_poll("2026-12-01", "0001-01-01"), f"options[1].date: {RANGE}"),
+        (generator_poll(startDate="9999-12-25", endDate="9999-12-31"),
+         f"generators[0].startDate: {RANGE}; generators[0].endDate: {RANGE}"),
+        (generator_poll(startDate="9998-12-31", endDate="9999-01-01"), f"generators[0].endDate: {RANGE}"),
+    ],
+    ids=["instant-9999", "offset-into-10000", "offset-into-year-0", "wall-clock-999", "date-9999", "date-1",
+         "generator-9999", "generator-ends-9999"],
+)
+def test_dates_and_times_beyond_the_supported_years_are_validation_errors(api, body, message):
+    assert_refused(api.post("/v1/polls", body), message)
+
+
+def test_the_first_and_last_supported_days_work_and_instants_keep_four_digit_years(api):
+    r = api.post("/v1/polls", time_poll({"startTime": "1000-01-01T00:00:00+14:00"}, {"startTime": "9998-12-31T23:59:00-14:00"}))
+    assert r.status_code == 201, r.body
+    assert [o["startTime"] for o in r.body["data"]["options"]] == ["0999-12-31T10:00:00.000Z", "9999-01-01T13:59:00.000Z"]
+    poll_id = r.body["data"]["id"]
+    assert api.get(f"/v1/polls/{poll_id}").body["data"]["options"] == r.body["data"]["options"]
+    r = api.post("/v1/polls", date_poll("1000-01-01", "9998-12-31"))
+    assert [o["date"] for o in r.body["data"]["options"]] == ["1000-01-01", "9998-12-31"]
+    r = api.post("/v1/polls", generator_poll(startDate="9998-12-31", endDate="9998-12-31", **{"from": "23:00", "to": "23:59"}))
+    assert r.status_code == 201 and len(r.body["data"]["options"]) == 1
