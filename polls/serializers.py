@@ -36,7 +36,8 @@ MAX_GENERATOR_DAYS = 365
 # --- Input fields ------------------------------------------------------------------------
 
 _START_TIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?$"
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?$",
+    re.ASCII,  # `\d` as in the JSON Schema pattern: 0-9 only
 )
 START_TIME_PATTERN = _START_TIME.pattern
 
@@ -59,7 +60,7 @@ class StartTimeField(serializers.Field):
     }
 
     def to_internal_value(self, data):
-        match = _START_TIME.match(data) if isinstance(data, str) else None
+        match = _START_TIME.fullmatch(data) if isinstance(data, str) else None  # `$` alone allows a final "\n"
         if not match:
             self.fail("invalid")
         year, month, day, hour, minute, second, offset = match.groups()

@@ -62,3 +62,29 @@ def test_the_first_and_last_supported_days_work_and_instants_keep_four_digit_yea
     assert [o["date"] for o in r.body["data"]["options"]] == ["1000-01-01", "9998-12-31"]
     r = api.post("/v1/polls", generator_poll(startDate="9998-12-31", endDate="9998-12-31", **{"from": "23:00", "to": "23:59"}))
     assert r.status_code == 201 and len(r.body["data"]["options"]) == 1
+
+
+# --- Formats are ASCII and whole ----------------------------------------------------------
+
+DATE_TIME = "must be an RFC 3339 date-time"
+CLOCK = "must be a time HH:MM (00:00-23:59)"
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (time_poll({"startTime": "٢٠٢٦-12-01T09:00:00Z"}), f"options[0].startTime: {DATE_TIME}"),
+        (time_poll({"startTime": "2026-12-01T0９:00:00Z"}), f"options[0].startTime: {DATE_TIME}"),
+        (time_poll({"startTime": "2026-12-01T09:00:00Z\n"}), f"options[0].startTime: {DATE_TIME}"),
+        (time_poll({"startTime": "2026-12-01T09:00\n"}), f"options[0].startTime: {DATE_TIME}"),
+        (generator_poll(**{"from": "0٩:00"}), f"generators[0].from: {CLOCK}"),
+        (generator_poll(**{"from": "09:00\n"}), f"generators[0].from: {CLOCK}"),
+        (generator_poll(to="10:00\n"), f"generators[0].to: {CLOCK}"),
+        (date_poll("2026-12-0١"), "options[0].date: must be a date YYYY-MM-DD"),
+        (date_poll("2026-12-01\n"), "options[0].date: must be a date YYYY-MM-DD"),
+    ],
+    ids=["arabic-indic-year", "fullwidth-hour", "newline-after-z", "newline-after-minutes", "clock-digit",
+         "clock-newline", "to-newline", "date-digit", "date-newline"],
+)
+def test_non_ascii_digits_and_trailing_newlines_are_not_dates_or_times(api, body, message):
+    assert_refused(api.post("/v1/polls", body), message)

@@ -79,10 +79,10 @@ class StrictDateField(serializers.Field):
     """`YYYY-MM-DD`, a real calendar date from MIN_DATE to MAX_DATE."""
 
     default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a date YYYY-MM-DD", "range": RANGE_MESSAGE}
-    _pattern = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+    _pattern = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
 
     def to_internal_value(self, data):
-        if not isinstance(data, str) or not self._pattern.match(data):
+        if not isinstance(data, str) or not self._pattern.fullmatch(data):
             self.fail("invalid")
         try:
             value = date.fromisoformat(data)
@@ -101,10 +101,10 @@ class StrictClockField(serializers.Field):
     """`HH:MM`, 00:00 to 23:59; seconds are not accepted."""
 
     default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a time HH:MM (00:00-23:59)"}
-    _pattern = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+    _pattern = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$", re.ASCII)  # fullmatch: no "09:00\n"
 
     def to_internal_value(self, data):
-        if not isinstance(data, str) or not self._pattern.match(data):
+        if not isinstance(data, str) or not self._pattern.fullmatch(data):
             self.fail("invalid")
         return time(int(data[:2]), int(data[3:]))
 
