@@ -21,6 +21,12 @@ DEBUG = env.bool("DEBUG", default=False)
 # machine); several machines must share one, set in the environment.
 SECRET_KEY = env.str("SECRET_KEY", default="") or installation_secret_key(BASE_DIR / "var" / "secret_key")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["*"])
+# Behind a proxy that ends TLS and sets X-Forwarded-Proto (docs/deploy.md): requests count
+# as https (else the back office's CSRF origin check refuses every login and form), and
+# the session and CSRF cookies are sent over https only.
+if env.bool("BEHIND_TLS_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
 
 APP_URL = env.str("APP_URL", default="http://localhost:8000").rstrip("/")
 CDN_URL = env.str("CDN_URL", default="http://localhost:8000/cdn").rstrip("/")

@@ -1,5 +1,6 @@
 """Findings of the security review (back office, settings), each pinned by a test."""
 
+import json
 import os
 import re
 import stat
@@ -13,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.messages.storage.cookie import CookieStorage
 from django.http import HttpRequest
+from django.test import Client
 from django.urls import reverse
 
 from config.secret_key import installation_secret_key
@@ -151,3 +153,41 @@ def test_the_installation_key_is_made_once_private_and_shared_by_concurrent_proc
     assert os.listdir(path.parent) == ["secret_key"]  # no temporary file left behind
     assert installation_secret_key(path) == path.read_text()
     assert installation_secret_key(tmp_path / "other" / "secret_key") != path.read_text()
+
+
+def settings_under(environment: dict, *names: str) -> dict:
+    """The named settings as a fresh process computes them with `environment`."""
+    script = ("import django, json; django.setup(); from django.conf import settings as s; "
+              f"print(json.dumps({{n: getattr(s, n, None) for n in {list(names)!r}}}))")
+    env = {**os.environ, **environment, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True,
+                          cwd=django_settings.BASE_DIR)
+    return json.loads(done.stdout)
+
+
+def test_the_back_office_works_behind_a_proxy_that_ends_tls(db, settings):
+    """The documented deployment: TLS ends at the proxy, which says so in X-Forwarded-Proto.
+    A browser's login then carries `Origin: https://...`, which CSRF compares with the
+    request's own scheme: BEHIND_TLS_PROXY=true makes them agree and the cookies secure."""
+    names = ("SECURE_PROXY_SSL_HEADER", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE")
+    assert settings_under({"BEHIND_TLS_PROXY": "false"}, *names) == {
+        "SECURE_PROXY_SSL_HEADER": None, "SESSION_COOKIE_SECURE": False, "CSRF_COOKIE_SECURE": False
+    }
+    behind = settings_under({"BEHIND_TLS_PROXY": "true"}, *names)
+    assert behind == {"SECURE_PROXY_SSL_HEADER": ["HTTP_X_FORWARDED_PROTO", "https"], "SESSION_COOKIE_SECURE": True,
+                      "CSRF_COOKIE_SECURE": True}
+    for name, value in behind.items():
+        setattr(settings, name, tuple(value) if isinstance(value, list) else value)
+    user = get_user_model().objects.create(username="op", is_staff=True, is_superuser=True)
+    user.set_password("a-long-password")
+    user.save()
+    browser = Client(enforce_csrf_checks=True, HTTP_HOST="api.example.com", HTTP_X_FORWARDED_PROTO="https")
+    form = browser.get("/admin/login/")
+    assert form.cookies["csrftoken"]["secure"] is True
+    login = browser.post(
+        "/admin/login/?next=/admin/",
+        {"username": "op", "password": "a-long-password", "csrfmiddlewaretoken": form.cookies["csrftoken"].value},
+        HTTP_ORIGIN="https://api.example.com",
+    )
+    assert (login.status_code, login["Location"]) == (302, "/admin/")
+    assert login.cookies["sessionid"]["secure"] is True
