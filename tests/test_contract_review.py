@@ -88,3 +88,19 @@ CLOCK = "must be a time HH:MM (00:00-23:59)"
 )
 def test_non_ascii_digits_and_trailing_newlines_are_not_dates_or_times(api, body, message):
     assert_refused(api.post("/v1/polls", body), message)
+
+
+# --- Object keys --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        rb'{"\ud800": 1, "title": "x", "kind": "date", "options": [{"date": "2026-12-01"}]}',
+        rb'{"title": "x", "kind": "date", "options": [{"date": "2026-12-01", "\udfff": 1}]}',
+        rb'{"title": "x", "kind": "time", "options": [], "\ud800": 1, "\ud800": 2}',
+    ],
+    ids=["top-level", "nested", "duplicated"],
+)
+def test_a_key_with_an_unpaired_surrogate_is_a_validation_error(api, raw):
+    assert_refused(api.post("/v1/polls", raw=raw), "body: an object key is not valid Unicode text")

@@ -1,6 +1,7 @@
 """A JSON parser that refuses what Python's `json` quietly accepts.
 
-Rejected with VALIDATION_ERROR: invalid UTF-8 or JSON, duplicate keys at any depth, `NaN`,
+Rejected with VALIDATION_ERROR: invalid UTF-8 or JSON, duplicate keys at any depth, keys
+with an unpaired surrogate escape (`"\\ud800"`), `NaN`,
 `Infinity`, numbers that overflow a double (`1e400`), bodies larger than
 `MAX_REQUEST_BODY_BYTES`, and a top level that is not an object.
 """
@@ -20,6 +21,10 @@ class _Reject(ValueError):
 def _no_duplicates(pairs):
     obj = {}
     for key, value in pairs:
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:  # an unpaired surrogate (`"\ud800"`): no error message can name it
+            raise _Reject("an object key is not valid Unicode text")
         if key in obj:
             raise _Reject(f"duplicate key '{key}'")
         obj[key] = value
