@@ -1,8 +1,16 @@
 """Findings of a review of the HTTP contract: inputs at the edges that used to crash (500),
 slip through validation, or leave the JSON envelope. Every case goes through HTTP."""
 
-import pytest
+import json
+from contextlib import contextmanager
+from io import BytesIO
 
+import pytest
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
+from django.test.client import RequestFactory
+
+from config.wsgi import application
 from polls.models import Poll
 
 
@@ -104,3 +112,49 @@ def test_non_ascii_digits_and_trailing_newlines_are_not_dates_or_times(api, body
 )
 def test_a_key_with_an_unpaired_surrogate_is_a_validation_error(api, raw):
     assert_refused(api.post("/v1/polls", raw=raw), "body: an object key is not valid Unicode text")
+
+
+# --- Chunked request bodies (as gunicorn hands them over) ------------------------------
+
+
+@contextmanager
+def database_kept_open():
+    """Like Django's test client: a request must not close the test's database connection."""
+    for signal in (request_started, request_finished):
+        signal.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        for signal in (request_started, request_finished):
+            signal.connect(close_old_connections)
+
+
+def chunked_post(key: str, body: bytes) -> tuple[int, dict]:
+    """POST /v1/polls through the WSGI application as gunicorn calls it for a request with
+    `Transfer-Encoding: chunked`: no CONTENT_LENGTH, the decoded body on wsgi.input, and
+    `wsgi.input_terminated` set."""
+    environ = RequestFactory().post("/v1/polls").environ
+    del environ["CONTENT_LENGTH"]
+    environ.update({
+        "CONTENT_TYPE": "application/json", "HTTP_TRANSFER_ENCODING": "chunked", "HTTP_AUTHORIZATION": f"Bearer {key}",
+        "wsgi.input": BytesIO(body), "wsgi.input_terminated": True,
+    })
+    statuses = []
+    with database_kept_open():
+        response = application(environ, lambda status, headers, exc_info=None: statuses.append(status))
+        content = b"".join(response)
+        response.close()
+    return int(statuses[0].split()[0]), json.loads(content)
+
+
+def test_a_chunked_body_is_read_like_any_other(space_and_key):
+    status, body = chunked_post(space_and_key[1], json.dumps(date_poll("2026-12-01")).encode())
+    assert status == 201, body
+    assert Poll.objects.get().title == body["data"]["title"] == "Dinner"
+
+
+def test_a_chunked_body_over_the_size_limit_is_refused(space_and_key, settings):
+    settings.MAX_REQUEST_BODY_BYTES = 1000
+    status, body = chunked_post(space_and_key[1], json.dumps(date_poll("2026-12-01", description="a" * 1000)).encode())
+    assert (status, body) == (400, {"error": {"code": "VALIDATION_ERROR", "message": "body: larger than 1000 bytes"}})
+    assert Poll.objects.count() == 0
