@@ -69,9 +69,11 @@ def create_poll(*, space: Space, data: dict) -> tuple[Poll, list[Option]]:
 @transaction.atomic
 def delete_poll(*, poll: Poll) -> None:
     """Soft delete: the poll disappears from the API at once; staff still see it in the
-    back office until the purge job removes it after 30 days."""
-    now = timezone.now()
-    if Poll.objects.filter(pk=poll.pk, deleted_at__isnull=True).update(deleted_at=now, updated_at=now):
+    back office until the purge job removes it after 30 days. Nothing when it is deleted
+    already. Like every change, it holds the poll before it reads the time of the change."""
+    if Poll.objects.select_for_update().filter(pk=poll.pk, deleted_at__isnull=True).exists():
+        now = timezone.now()
+        Poll.objects.filter(pk=poll.pk).update(deleted_at=now, updated_at=now)
         record_event(space_id=poll.space_id, type="poll.deleted", poll_id=poll.pk, at=now)
 
 
