@@ -19,5 +19,6 @@ urlpatterns = [
     re_path(r"^", json_404),
 ]
 
+handler400 = "config.api.errors.json_400"
 handler404 = "config.api.errors.json_404"
 handler500 = "config.api.errors.json_500"

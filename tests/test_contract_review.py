@@ -158,3 +158,21 @@ def test_a_chunked_body_over_the_size_limit_is_refused(space_and_key, settings):
     status, body = chunked_post(space_and_key[1], json.dumps(date_poll("2026-12-01", description="a" * 1000)).encode())
     assert (status, body) == (400, {"error": {"code": "VALIDATION_ERROR", "message": "body: larger than 1000 bytes"}})
     assert Poll.objects.count() == 0
+
+
+# --- Requests Django refuses before any view ---------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["a b", "exa mple.com", "[::1"])
+def test_a_malformed_host_header_gets_the_json_envelope(api, host):
+    r = api.get("/v1/polls", headers={"Host": host})
+    assert (r.status_code, r["Content-Type"]) == (400, "application/json")
+    assert r.body == {"error": {"code": "VALIDATION_ERROR", "message": "request: refused as malformed"}}
+
+
+def test_a_host_outside_allowed_hosts_gets_the_json_envelope(api, settings):
+    settings.ALLOWED_HOSTS = ["api.example.com"]
+    r = api.post("/v1/polls", date_poll("2026-12-01"), headers={"Host": "evil.example.net"})
+    assert r.status_code == 400 and r.body["error"]["code"] == "VALIDATION_ERROR"
+    assert Poll.objects.count() == 0
+    assert api.post("/v1/polls", date_poll("2026-12-01"), headers={"Host": "api.example.com"}).status_code == 201

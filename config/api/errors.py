@@ -161,6 +161,11 @@ def json_404(request, exception=None):
     return error_response(404, "NOT_FOUND", NotFound.default_message)
 
 
+def json_400(request, exception=None):
+    """Django's own 400 (a malformed or disallowed Host header, refused before any view)."""
+    return error_response(400, "VALIDATION_ERROR", "request: refused as malformed")
+
+
 def json_500(request):
     return error_response(500, "INTERNAL_ERROR", "An unexpected error occurred.")
 
