@@ -7,6 +7,8 @@ each (default 4). Options given on the command line win over these.
 
 import os
 
+from gunicorn import util as gunicorn_util
+
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 worker_class = "gthread"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -28,3 +30,25 @@ logconfig_dict = {
     # Until Django applies its LOGGING (settings.LOG_LEVEL) in each worker.
     "root": {"handlers": ["console"], "level": "WARNING"},
 }
+
+
+# Gunicorn answers a request it cannot parse (a malformed request line, header or chunk; too
+# many or too large headers) itself, with an HTML page. The API's contract is the JSON error
+# envelope for every failure, with the statuses of its error table: a client error is a 400
+# VALIDATION_ERROR naming what gunicorn found, anything else a 500 INTERNAL_ERROR.
+def _write_json_error(sock, status_int, reason, mesg):
+    import json
+
+    if 400 <= status_int < 500 or status_int == 501:
+        status, reason, body = 400, "Bad Request", {"code": "VALIDATION_ERROR", "message": f"request: {mesg or reason}"}
+    else:
+        status, reason, body = 500, "Internal Server Error", {"code": "INTERNAL_ERROR", "message": "An unexpected error occurred."}
+    payload = json.dumps({"error": body}, separators=(",", ":")).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(payload)}\r\n\r\n"
+    )
+    gunicorn_util.write_nonblock(sock, head.encode("latin-1") + payload)
+
+
+gunicorn_util.write_error = _write_json_error

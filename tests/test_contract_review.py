@@ -2,8 +2,14 @@
 slip through validation, or leave the JSON envelope. Every case goes through HTTP."""
 
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
 from contextlib import contextmanager
 from io import BytesIO
+from pathlib import Path
 
 import pytest
 from django.core.signals import request_finished, request_started
@@ -176,3 +182,71 @@ def test_a_host_outside_allowed_hosts_gets_the_json_envelope(api, settings):
     assert r.status_code == 400 and r.body["error"]["code"] == "VALIDATION_ERROR"
     assert Poll.objects.count() == 0
     assert api.post("/v1/polls", date_poll("2026-12-01"), headers={"Host": "api.example.com"}).status_code == 201
+
+
+# --- Requests gunicorn refuses before Django sees them ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def gunicorn(tmp_path_factory):
+    """The web process as bin/serve starts it (config/gunicorn.py), one worker; the requests
+    below never reach Django, so its database is never opened."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", WEB_THREADS="1", LOG_LEVEL="WARNING",
+               DATABASE_URL=f"sqlite:///{tmp_path_factory.mktemp('gunicorn') / 'unused.sqlite3'}")
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.py", "config.wsgi"],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, process.stderr.read().decode()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "gunicorn did not start"
+                time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def raw_exchange(port: int, request: bytes) -> tuple[int, dict, bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"GET /v1/polls HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+        b"POST /v1/polls HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+        b"POST /v1/polls HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+        b"get /v1/polls HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /v1/polls/\xff HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /v1/polls HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20000 + b"\r\n\r\n",
+        b"GET /v1/polls HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: v\r\n" % n for n in range(200)) + b"\r\n",
+    ],
+    ids=["negative-length", "chunked-and-length", "bad-chunk-size", "lowercase-method", "non-utf8-path",
+         "header-too-large", "too-many-headers"],
+)
+def test_a_request_gunicorn_cannot_parse_gets_the_json_envelope(gunicorn, request_bytes):
+    status, headers, body = raw_exchange(gunicorn, request_bytes)
+    assert (status, headers["content-type"]) == (400, "application/json")
+    error = json.loads(body)["error"]
+    assert error["code"] == "VALIDATION_ERROR" and error["message"].startswith("request: ")
+    assert int(headers["content-length"]) == len(body)
