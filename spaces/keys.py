@@ -7,10 +7,12 @@ The 8-character prefix finds the row; the whole key is checked against a salted 
 import hashlib
 import hmac
 import secrets
+import string
 
 PREFIX_LENGTH = 8
 SECRET_LENGTH = 32
 KEY_LENGTH = 3 + PREFIX_LENGTH + 1 + SECRET_LENGTH
+_ALPHABET = frozenset(string.ascii_letters + string.digits + "-_")
 
 
 def _token(length: int) -> str:
@@ -24,10 +26,12 @@ def new_key() -> tuple[str, str]:
 
 
 def prefix_of(key: str) -> str | None:
-    """The prefix of a well-formed key, else None."""
+    """The prefix of a well-formed key, else None. Only the base64url alphabet is looked up
+    (PostgreSQL refuses a NUL in a query: that would be a 500, not a 401)."""
     if len(key) != KEY_LENGTH or not key.startswith("sk_") or key[3 + PREFIX_LENGTH] != "_":
         return None
-    return key[3 : 3 + PREFIX_LENGTH]
+    prefix = key[3 : 3 + PREFIX_LENGTH]
+    return prefix if _ALPHABET.issuperset(prefix) else None
 
 
 def hash_key(key: str, salt: str) -> str:

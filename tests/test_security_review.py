@@ -13,8 +13,10 @@ from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.messages.storage.cookie import CookieStorage
+from django.db import connection
 from django.http import HttpRequest
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from config.secret_key import installation_secret_key
@@ -191,3 +193,14 @@ def test_the_back_office_works_behind_a_proxy_that_ends_tls(db, settings):
     )
     assert (login.status_code, login["Location"]) == (302, "/admin/")
     assert login.cookies["sessionid"]["secure"] is True
+
+
+@pytest.mark.parametrize("prefix", ["\x00aaaaaaa", "aaaa.aaa", "aaa\u00e9aaaa", "aaaa'aaa"])
+def test_a_key_with_a_prefix_outside_its_alphabet_is_401_and_never_looked_up(anon, db, prefix):
+    """A NUL in the prefix made PostgreSQL refuse the lookup: a 500 instead of a 401
+    (gunicorn drops such a header; other servers in front may not)."""
+    with CaptureQueriesContext(connection) as queries:
+        response = anon.get("/v1/polls", key=f"sk_{prefix}_{'a' * 32}")
+    assert not [query for query in queries.captured_queries if "apikey" in query["sql"]]
+    assert response.status_code == 401
+    assert response.body["error"]["code"] == "UNAUTHORIZED"
