@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.api import errors
-from config.api.fields import StrictChoiceField, StrictIntegerField, StrictSerializer
+from config.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictSerializer
 from config.api.views import ApiView
 from polls import selectors, services
 from polls.models import Poll
@@ -52,7 +52,7 @@ CREATE_EXAMPLES = [
 class PollListQuery(StrictSerializer):
     status = StrictChoiceField(choices=[s.value for s in Poll.Status], required=False)
     limit = StrictIntegerField(min_value=1, max_value=100, required=False, default=20)
-    cursor = serializers.CharField(required=False, max_length=500)
+    cursor = StrictCharField(required=False, max_length=500)
 
     def to_internal_value(self, data):
         data = {key: data.getlist(key) for key in data}

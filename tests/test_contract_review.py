@@ -250,3 +250,20 @@ def test_a_request_gunicorn_cannot_parse_gets_the_json_envelope(gunicorn, reques
     error = json.loads(body)["error"]
     assert error["code"] == "VALIDATION_ERROR" and error["message"].startswith("request: ")
     assert int(headers["content-length"]) == len(body)
+
+
+# --- The poll list's query ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("cursor=", "cursor: must not be empty"),
+        ("cursor=" + "a" * 501, "cursor: must be at most 500 characters"),
+        ("cursor=%00", "cursor: must not contain NUL characters"),
+    ],
+    ids=["empty", "too-long", "nul"],
+)
+def test_a_bad_cursor_is_named_in_the_house_style(api, query, message):
+    r = api.get(f"/v1/polls?{query}")
+    assert (r.status_code, r.body["error"]) == (400, {"code": "VALIDATION_ERROR", "message": message})
