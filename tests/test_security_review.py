@@ -204,3 +204,11 @@ def test_a_key_with_a_prefix_outside_its_alphabet_is_401_and_never_looked_up(ano
     assert not [query for query in queries.captured_queries if "apikey" in query["sql"]]
     assert response.status_code == 401
     assert response.body["error"]["code"] == "UNAUTHORIZED"
+
+
+def test_a_request_id_with_a_final_newline_is_replaced_not_echoed(anon, db):
+    """`^...$` let "abc\\n" through, and echoing it in the X-Request-ID header crashed the
+    response (header injection refused by Django, as a 500)."""
+    response = anon.get("/v1/openapi", headers={"X-Request-ID": "abc\n"})
+    assert response.status_code == 200
+    assert re.fullmatch(r"[0-9a-f]{32}", response["X-Request-ID"])

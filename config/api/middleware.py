@@ -8,7 +8,7 @@ import uuid
 from config.api.errors import error_response, log_crash
 
 access_log = logging.getLogger("service.access")
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # fullmatch: `$` would let a final newline in
 
 
 def is_api_path(path: str) -> bool:
@@ -22,7 +22,7 @@ class RequestContextMiddleware:
     def __call__(self, request):
         started = time.perf_counter()
         incoming = request.headers.get("X-Request-ID", "")
-        request.request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        request.request_id = incoming if _REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
         request.space_id = None
         response = self.get_response(request)
         response["X-Request-ID"] = request.request_id
