@@ -67,6 +67,8 @@ class PollListQuery(StrictSerializer):
 
 
 class PollCollectionView(ApiView):
+    query_methods = ("get",)
+
     @extend_schema(
         operation_id="listPolls",
         summary="List polls",

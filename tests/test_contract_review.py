@@ -267,3 +267,26 @@ def test_a_request_gunicorn_cannot_parse_gets_the_json_envelope(gunicorn, reques
 def test_a_bad_cursor_is_named_in_the_house_style(api, query, message):
     r = api.get(f"/v1/polls?{query}")
     assert (r.status_code, r.body["error"]) == (400, {"code": "VALIDATION_ERROR", "message": message})
+
+
+# --- Query parameters where an operation has none -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [("POST", "/v1/polls"), ("GET", "/v1/polls/{id}"), ("DELETE", "/v1/polls/{id}"), ("GET", "/v1/polls/{id}/results"),
+     ("GET", "/v1/polls/{id}/participants"), ("GET", "/v1/polls/{id}/participants/abc")],
+)
+def test_a_query_parameter_an_operation_does_not_have_is_a_validation_error(api, method, path):
+    poll_id = api.post("/v1/polls", date_poll("2026-12-01")).body["data"]["id"]
+    body = date_poll("2026-12-02") if method == "POST" else None
+    r = api.request(method, path.format(id=poll_id) + "?force=true&limit=5", body)
+    assert (r.status_code, r.body["error"]) == (400, {"code": "VALIDATION_ERROR", "message": "force: unknown field; limit: unknown field"})
+    assert "RateLimit-Remaining" in r  # checked after the limiter, like every validation
+    assert list(Poll.objects.values_list("pk", flat=True)) == [poll_id]  # nothing created or deleted
+    assert api.get(f"/v1/polls/{poll_id}?").status_code == 200  # an empty query is no parameter
+
+
+def test_validation_of_the_query_comes_before_the_lookup(api):
+    r = api.get("/v1/polls/nope?x=1")
+    assert (r.status_code, r.body["error"]["message"]) == (400, "x: unknown field")

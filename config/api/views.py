@@ -2,7 +2,7 @@
 
 It fixes the order of checks the contract prescribes: route and method (404), maintenance
 (503), Authorization header (400), key (401), Pro subscription (403), rate limit (429/503),
-then the endpoint itself. Rate-limit headers are added to every response the limiter saw.
+then the endpoint itself (a query parameter the operation does not have: 400). Rate-limit headers are added to every response the limiter saw.
 """
 
 from django.conf import settings
@@ -18,6 +18,9 @@ _HANDLER_METHODS = ("get", "post", "put", "patch", "delete")
 class ApiView(APIView):
     #: Public views (the OpenAPI document) skip maintenance, authentication and limits.
     public = False
+    #: Handler methods that read query parameters (and validate them themselves); any query
+    #: parameter sent to another is an unknown field.
+    query_methods: tuple[str, ...] = ()
 
     def initial(self, request, *args, **kwargs):
         method = request.method.lower()
@@ -32,6 +35,8 @@ class ApiView(APIView):
         if not self.public:
             # Raises 429 or 503 itself; on success returns the RateLimit-* headers.
             request.ratelimit_headers = consume(request.auth.space)
+            if method not in self.query_methods and request.query_params:
+                raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
 
     @property
     def default_response_headers(self):
