@@ -41,3 +41,18 @@ def test_runjobs_refuses_an_unknown_job(db):
     with pytest.raises(CommandError, match="unknown job\\(s\\): nope; known: "):
         call_command("runjobs", "--only", "nope")
 
+
+
+def test_a_stop_signal_arriving_inside_the_wait_does_not_deadlock():
+    """The signal handler may run while the main thread holds the stop event's own lock
+    (inside `stop.wait()`); setting the event there directly would block forever."""
+    import signal
+    import threading
+
+    from webhooks.management.commands.runjobs import stop_requester
+
+    stop = threading.Event()
+    handler = stop_requester(stop)
+    with stop._cond:  # where the main thread is when a signal lands inside wait()
+        handler(signal.SIGTERM, None)  # returns: the event is set by another thread
+    assert stop.wait(5)

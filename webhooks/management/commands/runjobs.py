@@ -42,12 +42,7 @@ class Command(BaseCommand):
         callables = {name: (import_string(path), interval) for name, (path, interval) in jobs.items()}
 
         stop = threading.Event()
-
-        def request_stop(signum, _frame):
-            logger.info("stopping", extra={"signal": signal.Signals(signum).name})
-            stop.set()
-            notify.wake()
-
+        request_stop = stop_requester(stop)
         signal.signal(signal.SIGTERM, request_stop)
         signal.signal(signal.SIGINT, request_stop)
 
@@ -73,3 +68,19 @@ class Command(BaseCommand):
             dispatcher_thread.join()
         db.connections.close_all()
         logger.info("runjobs stopped")
+
+
+def stop_requester(stop: threading.Event):
+    """The SIGTERM/SIGINT handler. A handler runs in the main thread, possibly while that
+    thread holds `stop`'s internal lock inside `stop.wait()`: setting the event right there
+    would wait for that lock forever. A short-lived thread sets it instead."""
+
+    def finish(name: str) -> None:
+        logger.info("stopping", extra={"signal": name})
+        stop.set()
+        notify.wake()
+
+    def request_stop(signum, _frame):
+        threading.Thread(target=finish, args=(signal.Signals(signum).name,), daemon=True).start()
+
+    return request_stop
