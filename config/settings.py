@@ -166,7 +166,12 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "COMPONENT_NO_READ_ONLY_REQUIRED": False,
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        "PollKindEnum": ["date", "time"],
+        "PollStatusEnum": ["open", "closed", "scheduled", "canceled"],
+        "WeekdayEnum": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+    },
+    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "SERVERS": [{"url": env.str("API_BASE_URL", default="/"), "description": "This service"}],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
