@@ -2,7 +2,8 @@
 
 It fixes the order of checks the contract prescribes: route and method (404), maintenance
 (503), Authorization header (400), key (401), Pro subscription (403), rate limit (429/503),
-then the endpoint itself (a query parameter the operation does not have: 400). Rate-limit headers are added to every response the limiter saw.
+then the endpoint itself (a query parameter the operation does not have: 400). Rate-limit
+headers are added to every response the limiter saw.
 """
 
 from django.conf import settings
