@@ -20,6 +20,8 @@ from django.db import connection
 from werkzeug import Response
 
 ROOT = Path(settings.BASE_DIR)
+# Seconds a runjobs may take to exit after SIGTERM before the test calls it hung.
+STOP_BOUND = 90
 
 
 def process_env(database_url: str) -> dict:
@@ -150,7 +152,7 @@ def test_runjobs_killed_mid_delivery_is_redelivered_after_the_lease(procs, recei
     second = procs.runjobs()
     gate.wait_for(2, timeout=30)
     second.send_signal(signal.SIGTERM)
-    assert second.wait(15) == 0
+    assert second.wait(STOP_BOUND) == 0
 
     assert [event_id for event_id, _ in gate.seen] == seeded["events"] * 2
     assert gate.seen[0][1] != gate.seen[1][1]
@@ -172,7 +174,9 @@ def test_runjobs_stops_gracefully_and_every_event_arrives_exactly_once(procs, re
     process = procs.runjobs()
     assert gate.arrived.wait(30)
     process.send_signal(signal.SIGTERM)
-    assert process.wait(15) == 0
+    # The attempt in flight ends within about a second (the gate), but a loaded machine can
+    # take many more to run the rest of the shutdown: the bound is for hangs, not for speed.
+    assert process.wait(STOP_BOUND) == 0
     state = procs.call("state")
     assert all(attempt["succeeded"] for attempt in state["attempts"])  # none interrupted
     sent = {delivery["event_id"] for delivery in state["deliveries"] if delivery["status"] == "succeeded"}
@@ -181,7 +185,7 @@ def test_runjobs_stops_gracefully_and_every_event_arrives_exactly_once(procs, re
     again = procs.runjobs()
     gate.wait_for(12, timeout=30)
     again.send_signal(signal.SIGTERM)
-    assert again.wait(15) == 0
+    assert again.wait(STOP_BOUND) == 0
     assert sorted(event_id for event_id, _ in gate.seen) == sorted(seeded["events"])
     state = procs.call("state")
     assert {(d["status"], d["attempts"]) for d in state["deliveries"]} == {("succeeded", 1)}
