@@ -406,7 +406,7 @@ class PollAdmin(UndoRefusedSaves, admin.ModelAdmin):
                 buttons.append((reverse("admin:polls_poll_lifecycle", args=[poll.pk, action]), label, "post"))
         return format_html_join(
             " ", '<button type="submit" class="button" formaction="{}" formmethod="{}" formnovalidate>{}</button>',
-            ((url, method, label) for url, method, label in buttons),
+            ((url, method, label) for url, label, method in buttons),
         )
 
     @admin.display(description="Events")
