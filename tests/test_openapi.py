@@ -18,6 +18,13 @@ def test_document_is_valid_openapi_3_1(doc, anon):
     assert r.status_code == 200 and r.body == doc
 
 
+def test_the_document_refuses_query_parameters_like_every_operation(doc, anon):
+    r = anon.get("/v1/openapi?foo=1&format=yaml")
+    assert r.status_code == 400
+    assert r.body == {"error": {"code": "VALIDATION_ERROR", "message": "foo: unknown field; format: unknown field"}}
+    assert set(doc["paths"]["/v1/openapi"]["get"]["responses"]) == {"200", "400", "500"}
+
+
 def test_every_operation_is_described(doc):
     operations = {(path, method) for path, ops in doc["paths"].items() for method in ops}
     assert {

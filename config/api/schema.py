@@ -30,6 +30,12 @@ ERRORS = {
             "(`Retry-After: 60`). No RateLimit headers.", RETRY_AFTER, True),
 }
 
+# The public operation (the OpenAPI document) has no key, limits or ids to refuse.
+PUBLIC_ERRORS = {
+    "400": ("`VALIDATION_ERROR`: a query parameter the operation does not have.", {}, False),
+    "500": ERRORS["500"],
+}
+
 ERROR_SCHEMA = {
     "type": "object",
     "required": ["error"],
@@ -103,7 +109,7 @@ def postprocess(result, generator, request, public):
             for status, response in responses.items():
                 if status.startswith("2") and authenticated:
                     response["headers"] = _headers(RATELIMIT_HEADERS, True)
-            codes = ERRORS if authenticated else {"500": ERRORS["500"]}
+            codes = ERRORS if authenticated else PUBLIC_ERRORS
             for status, (text, headers, required) in codes.items():
                 responses.setdefault(status, {
                     "description": text,

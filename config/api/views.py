@@ -36,8 +36,8 @@ class ApiView(APIView):
         if not self.public:
             # Raises 429 or 503 itself; on success returns the RateLimit-* headers.
             request.ratelimit_headers = consume(request.auth.space)
-            if method not in self.query_methods and request.query_params:
-                raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
+        if method not in self.query_methods and request.query_params:
+            raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
 
     @property
     def default_response_headers(self):
