@@ -1,0 +1,111 @@
+"""The web process as the shipped commands run it (config/gunicorn.py), over real sockets:
+what only a real server shows (connection handling, slow clients)."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """gunicorn with config/gunicorn.py on a migrated SQLite file of its own (the embedded
+    mode's defaults: 2 processes of 4 threads), and a Pro demo space's key."""
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(HOST="127.0.0.1", PORT=str(port), LOG_LEVEL="WARNING", WEBHOOKS_DISPATCH="embedded",
+               DATABASE_URL=f"sqlite:///{tmp_path_factory.mktemp('web') / 'db.sqlite3'}",
+               RATELIMIT_PER_MINUTE="100000", RATELIMIT_PER_DAY="100000")
+    env.pop("WEB_CONCURRENCY", None)
+    env.pop("WEB_THREADS", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    demo = subprocess.run([sys.executable, "manage.py", "demo", "--json", "--base-url", f"http://127.0.0.1:{port}"],
+                          cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    key = json.loads(demo.stdout)["key"]
+    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.py", "config.wsgi"],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read().decode()
+            try:
+                status, _, _ = exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "gunicorn did not start"
+            time.sleep(0.2)
+        yield port, key
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def read_response(connection: socket.socket) -> tuple[int, dict, bytes]:
+    """One HTTP/1.1 response with a Content-Length, read off the connection."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = connection.recv(65536)
+        assert chunk, f"the connection closed before a response: {received!r}"
+        received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
+    while len(body) < int(headers.get("content-length", 0)):
+        chunk = connection.recv(65536)
+        assert chunk, "the connection closed inside a response body"
+        body += chunk
+    return int(status_line.split()[1]), headers, body
+
+
+def exchange(port: int, request: bytes, timeout: float = 10) -> tuple[int, dict, bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+        connection.sendall(request)
+        return read_response(connection)
+
+
+def post_polls(key: str, length: int) -> bytes:
+    return (f"POST /v1/polls HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n").encode()
+
+
+@pytest.mark.parametrize("size", [300_000, 2_000_000])
+def test_a_body_over_the_limit_is_refused_and_the_connection_closed_as_announced(server, size):
+    port, key = server
+    body = b'{"title": "' + b"a" * (size - 13) + b'"}'
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(post_polls(key, len(body)))
+        try:
+            connection.sendall(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server answered and closed before the whole body was sent
+        status, headers, payload = read_response(connection)
+        assert status == 400
+        assert json.loads(payload) == {"error": {"code": "VALIDATION_ERROR", "message": "body: larger than 262144 bytes"}}
+        assert headers["connection"] == "close"
+
+
+def test_a_body_within_the_limit_keeps_the_connection_usable(server):
+    port, key = server
+    body = json.dumps({"title": "Kept alive", "kind": "date", "options": [{"date": "2030-05-02"}], "x": 1}).encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(post_polls(key, len(body)) + body)
+        status, headers, payload = read_response(connection)
+        assert (status, headers["connection"]) == (400, "keep-alive")
+        assert json.loads(payload)["error"]["message"] == "x: unknown field"
+        connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert read_response(connection)[0] == 200
