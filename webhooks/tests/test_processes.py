@@ -123,10 +123,15 @@ class Gate:
         self.seen: list[tuple[str, str]] = []
         self.arrived = threading.Event()
         self.release = threading.Event()
+        self._lock = threading.Lock()
 
     def __call__(self, request):
-        self.seen.append((json.loads(request.get_data())["id"], request.headers["X-Service-Delivery"]))
-        if len(self.seen) == 1:
+        # The server is threaded and senders post at once: counting under a lock makes
+        # exactly one request the first (two appends before either check made none).
+        with self._lock:
+            self.seen.append((json.loads(request.get_data())["id"], request.headers["X-Service-Delivery"]))
+            first = len(self.seen) == 1
+        if first:
             self.arrived.set()
             self.release.wait(self.first_wait)
         return Response("ok")
