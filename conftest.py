@@ -97,6 +97,9 @@ class Api:
     def post(self, path, body=None, **kwargs):
         return self.request("POST", path, body, **kwargs)
 
+    def patch(self, path, body=None, **kwargs):
+        return self.request("PATCH", path, body, **kwargs)
+
     def delete(self, path, **kwargs):
         return self.request("DELETE", path, **kwargs)
 

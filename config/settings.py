@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "polls",
     "webhooks",
     "ratelimit",
+    "idempotency",
 ]
 
 MIDDLEWARE = [
@@ -170,12 +171,15 @@ SPECTACULAR_SETTINGS = {
         "PollKindEnum": ["date", "time"],
         "PollStatusEnum": ["open", "closed", "scheduled", "canceled"],
         "WeekdayEnum": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+        "WebhookEventTypeEnum": "webhooks.models.EVENT_TYPES",
+        "WebhookDeliveryStatusEnum": ["pending", "succeeded", "failed", "canceled"],
     },
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     "SERVERS": [{"url": env.str("API_BASE_URL", default="/"), "description": "This service"}],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "config.api.schema.postprocess",
+        "webhooks.openapi.add_webhooks",
     ],
     "DISABLE_ERRORS_AND_WARNINGS": True,
 }
@@ -210,6 +214,7 @@ PERIODIC_JOBS = {
     "polls.purge-deleted": ("polls.tasks.purge_deleted_polls", 3600),
     "webhooks.sweep": ("webhooks.dispatch.sweep", 15),
     "webhooks.purge": ("webhooks.dispatch.purge", 3600),
+    "idempotency.purge": ("idempotency.tasks.purge_expired", 3600),
 }
 CELERY_BEAT_SCHEDULE = {
     name: {"task": "config.tasks.run_job", "schedule": interval, "args": (name,)}

@@ -8,6 +8,7 @@ from config.api.openapi import OpenApiView
 v1 = [
     path("openapi", OpenApiView.as_view(), name="openapi"),
     path("", include("polls.urls")),
+    path("", include("webhooks.urls")),
 ]
 
 urlpatterns = [

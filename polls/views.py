@@ -1,13 +1,10 @@
-import re
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.api import errors
-from config.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictSerializer
-from config.api.views import ApiView
+from config.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictQuerySerializer
+from config.api.views import IDEMPOTENCY_KEY, ApiView
 from polls import selectors, services
 from polls.models import Poll
 from polls.serializers import (
@@ -49,21 +46,10 @@ CREATE_EXAMPLES = [
 ]
 
 
-class PollListQuery(StrictSerializer):
+class PollListQuery(StrictQuerySerializer):
     status = StrictChoiceField(choices=[s.value for s in Poll.Status], required=False)
     limit = StrictIntegerField(min_value=1, max_value=100, required=False, default=20)
     cursor = StrictCharField(required=False, max_length=500)
-
-    def to_internal_value(self, data):
-        data = {key: data.getlist(key) for key in data}
-        errors_ = {key: ["given more than once"] for key, values in data.items() if len(values) > 1}
-        data = {key: values[-1] for key, values in data.items()}
-        if isinstance(data.get("limit"), str) and re.fullmatch(r"-?[0-9]{1,9}", data["limit"]):
-            data["limit"] = int(data["limit"])
-        value = super().to_internal_value(data)
-        if errors_:
-            raise serializers.ValidationError(errors_)
-        return value
 
 
 class PollCollectionView(ApiView):
@@ -103,14 +89,18 @@ class PollCollectionView(ApiView):
             serializers={"date": DatePollInput, "time": TimePollInput},
             resource_type_field_name="kind",
         ),
+        parameters=[IDEMPOTENCY_KEY],
         responses={201: PollResponse},
         examples=CREATE_EXAMPLES,
     )
     def post(self, request):
-        serializer = poll_input_serializer(self.json_body(request))
-        serializer.is_valid(raise_exception=True)
-        poll, options = services.create_poll(space=request.auth.space, data=serializer.validated_data)
-        return Response({"data": selectors.poll_dict(poll, options)}, status=201)
+        def create(body: dict) -> dict:
+            serializer = poll_input_serializer(body)
+            serializer.is_valid(raise_exception=True)
+            poll, options = services.create_poll(space=request.auth.space, data=serializer.validated_data)
+            return {"data": selectors.poll_dict(poll, options)}
+
+        return self.create_idempotently(request, "createPoll", create)
 
 
 class PollDetailView(ApiView):

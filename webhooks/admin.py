@@ -108,7 +108,7 @@ class EndpointAdmin(admin.ModelAdmin):
     list_select_related = ["space"]
     search_fields = ["url", "id", "space__name", "space__id"]
     autocomplete_fields = ["space"]
-    actions = ["send_ping", "enable", "disable"]
+    actions = ["send_ping", "enable", "disable", "rotate_secret"]
 
     def get_form(self, request, obj=None, **kwargs):
         kwargs["form"] = EndpointAddForm if obj is None else EndpointChangeForm
@@ -196,6 +196,21 @@ class EndpointAdmin(admin.ModelAdmin):
         for endpoint in endpoints:
             services.disable_endpoint(endpoint=endpoint)
         _report(request, len(endpoints), "endpoint(s) disabled")
+
+
+    @admin.action(description="Rotate the secret of the selected endpoints (the old one keeps signing for 24 hours)",
+                  permissions=["change"])
+    def rotate_secret(self, request, queryset):
+        for endpoint in queryset:
+            endpoint, secret = services.rotate_secret(endpoint=endpoint)
+            messages.warning(
+                request,
+                format_html(
+                    "The new signing secret of {} is <code>{}</code>. Copy it now: it will not be shown again. "
+                    "The old one keeps signing until {}.",
+                    endpoint.url, secret, endpoint.previous_secret_expires_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
+                ),
+            )
 
 
 # --- Deliveries and attempts -----------------------------------------------------------

@@ -69,6 +69,9 @@ class Endpoint(models.Model):
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="webhook_endpoints")
     url = models.CharField("URL", max_length=2048)
     secret = models.CharField(max_length=64, editable=False)
+    # After a rotation the replaced secret keeps signing (a second `v1=`) until this instant.
+    previous_secret = models.CharField(max_length=64, blank=True, default="", editable=False)
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True, editable=False)
     event_types = models.JSONField(help_text="The subscribed event types (at least one).")
     payload_version = models.CharField(max_length=10, default=PAYLOAD_VERSION, editable=False)
     is_enabled = models.BooleanField("enabled", default=True, editable=False)
@@ -89,6 +92,15 @@ class Endpoint(models.Model):
 
     def __str__(self):
         return f"{self.url} ({self.id})"
+
+    def signing_secrets(self, now=None) -> list[str]:
+        """The secrets that sign a request now: the current one, and the one it replaced
+        while that is still within its 24 hours after a rotation."""
+        now = now or timezone.now()
+        expires = self.previous_secret_expires_at
+        if self.previous_secret and expires is not None and expires > now:
+            return [self.secret, self.previous_secret]
+        return [self.secret]
 
 
 class Delivery(models.Model):

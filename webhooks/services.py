@@ -88,6 +88,13 @@ def _new_event(*, space_id: str, type: str, poll_id: str, data: dict, participan
 
 # --- Endpoints ---------------------------------------------------------------------------
 
+# How long a replaced secret keeps signing after `rotate_secret`.
+SECRET_OVERLAP = timedelta(hours=24)
+
+
+class EndpointLimitReached(ServiceError):
+    """The space has MAX_PER_SPACE endpoints already."""
+
 
 def clean_event_types(event_types: list[str] | None) -> list[str]:
     """The subscribed types in a fixed order; None means every type (EVENT_TYPES)."""
@@ -118,7 +125,9 @@ def create_endpoint(*, space: Space, url: str, event_types: list[str] | None = N
     url = clean_url(url)
     Space.objects.select_for_update().filter(pk=space.pk).first()  # serialise the count
     if Endpoint.objects.filter(space=space).count() >= Endpoint.MAX_PER_SPACE:
-        raise ServiceError(f"a space may have at most {Endpoint.MAX_PER_SPACE} webhook endpoints; remove one first")
+        raise EndpointLimitReached(
+            f"a space may have at most {Endpoint.MAX_PER_SPACE} webhook endpoints; remove one first"
+        )
     secret = signing.new_secret()
     now = timezone.now()
     endpoint = Endpoint.objects.create(
@@ -128,14 +137,37 @@ def create_endpoint(*, space: Space, url: str, event_types: list[str] | None = N
 
 
 @transaction.atomic
-def update_endpoint(*, endpoint: Endpoint, url: str | None = None, event_types: list[str] | None = None) -> Endpoint:
-    """Change the URL and/or the subscribed types (None leaves a value as it is)."""
+def update_endpoint(
+    *, endpoint: Endpoint, url: str | None = None, event_types: list[str] | None = None, enabled: bool | None = None,
+    disabled_reason: str = "disabled by an operator",
+) -> Endpoint:
+    """Change the URL, the subscribed types and/or the enabled flag (None leaves a value as
+    it is); enabling and disabling work as `enable_endpoint` and `disable_endpoint`."""
     if event_types is not None:
         endpoint.event_types = clean_event_types(event_types)
     if url is not None:
         endpoint.url = clean_url(url)
-    endpoint.save(update_fields=["url", "event_types"])
+    if url is not None or event_types is not None:
+        endpoint.save(update_fields=["url", "event_types"])
+    if enabled is True and not endpoint.is_enabled:
+        enable_endpoint(endpoint=endpoint)
+    elif enabled is False and endpoint.is_enabled:
+        disable_endpoint(endpoint=endpoint, reason=disabled_reason)
     return endpoint
+
+
+@transaction.atomic
+def rotate_secret(*, endpoint: Endpoint) -> tuple[Endpoint, str]:
+    """Give the endpoint a new secret and return it (the caller shows it once). The
+    replaced secret keeps signing for SECRET_OVERLAP: meanwhile every request carries both
+    signatures (`v1=<new>,v1=<old>`), so receivers can switch without losing a request.
+    A second rotation within the overlap drops the oldest secret at once."""
+    locked = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
+    secret = signing.new_secret()
+    endpoint.previous_secret, endpoint.secret = locked.secret, secret
+    endpoint.previous_secret_expires_at = timezone.now() + SECRET_OVERLAP
+    endpoint.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at"])
+    return endpoint, secret
 
 
 @transaction.atomic
@@ -326,7 +358,9 @@ def send(claim: Claim) -> sender.Outcome:
             "X-Service-Event": event.type,
             "X-Service-Delivery": claim.attempt.pk,
             "X-Service-Webhook-Version": json.loads(event.body)["version"],
-            "X-Service-Signature": signing.signature_header(secret=endpoint.secret, body=event.body, timestamp=timestamp),
+            "X-Service-Signature": signing.signature_header(
+                secret=endpoint.signing_secrets(), body=event.body, timestamp=timestamp
+            ),
         }
         outcome = sender.post(endpoint.url, event.body.encode(), headers, timeout=settings.WEBHOOKS_TIMEOUT_SECONDS)
     _finish(claim, outcome, canceled=bool(refusal))

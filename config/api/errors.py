@@ -51,6 +51,10 @@ class InappropriateContent(ApiError):
     status_code, code = 400, "INAPPROPRIATE_CONTENT"
 
 
+class TooManyWebhooks(ApiError):
+    status_code, code = 400, "TOO_MANY_WEBHOOKS"
+
+
 class Unauthorized(ApiError):
     status_code, code = 401, "UNAUTHORIZED"
     default_message = "A valid API key is required."
@@ -72,6 +76,10 @@ class PollNotFound(ApiError):
 
 class ParticipantNotFound(ApiError):
     status_code, code, default_message = 404, "PARTICIPANT_NOT_FOUND", "Participant not found."
+
+
+class WebhookNotFound(ApiError):
+    status_code, code, default_message = 404, "WEBHOOK_NOT_FOUND", "Webhook endpoint not found."
 
 
 class RateLimitExceeded(ApiError):

@@ -148,3 +148,21 @@ class StrictSerializer(serializers.Serializer):
             raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
         return value
 
+
+
+class StrictQuerySerializer(StrictSerializer):
+    # Query parameters: each at most once (else "given more than once"); the integer fields
+    # take their decimal digits, the only way a query string can carry a number.
+
+    def to_internal_value(self, data):
+        data = {key: data.getlist(key) for key in data}
+        errors_ = {key: ["given more than once"] for key, values in data.items() if len(values) > 1}
+        data = {key: values[-1] for key, values in data.items()}
+        for name, field in self.fields.items():
+            if isinstance(field, StrictIntegerField) and isinstance(data.get(name), str):
+                if re.fullmatch(r"-?[0-9]{1,9}", data[name]):
+                    data[name] = int(data[name])
+        value = super().to_internal_value(data)
+        if errors_:
+            raise serializers.ValidationError(errors_)
+        return value

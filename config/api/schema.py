@@ -14,16 +14,22 @@ RATELIMIT_HEADERS = {
     "RateLimit-Remaining": ("Requests left in that window.", "integer"),
     "RateLimit-Reset": ("Whole seconds until that window resets.", "integer"),
 }
+IDEMPOTENT_REPLAYED = {
+    "Idempotent-Replayed": ("`true` when this is the stored answer to an earlier request with the same "
+                            "`Idempotency-Key` and body (nothing was created); absent otherwise.", "string"),
+}
 RETRY_AFTER = {"Retry-After": ("Whole seconds to wait before retrying.", "integer")}
 WWW_AUTHENTICATE = {"WWW-Authenticate": ('RFC 6750 challenge: `Bearer realm="api"`, with `error="invalid_token"` for a bad key.', "string")}
 
 ERRORS = {
     "400": ("Bad request: `VALIDATION_ERROR` (the message names each field as `<path>: <reason>`, joined by `; `), "
-            "`INVALID_AUTHORIZATION_HEADER`, `ORGANIZER_NOT_MEMBER`, `TOO_MANY_OPTIONS` or `INAPPROPRIATE_CONTENT`.",
+            "`INVALID_AUTHORIZATION_HEADER`, `ORGANIZER_NOT_MEMBER`, `TOO_MANY_OPTIONS`, `INAPPROPRIATE_CONTENT` or "
+            "`TOO_MANY_WEBHOOKS`.",
             RATELIMIT_HEADERS, False),
     "401": ("`UNAUTHORIZED`: the key is missing, invalid, expired or revoked, or its owner is banned.", WWW_AUTHENTICATE, True),
     "403": ("`SPACE_NOT_PRO`: the key's space has no Pro subscription.", {}, True),
-    "404": ("`NOT_FOUND` (no route for this method and path), `POLL_NOT_FOUND` or `PARTICIPANT_NOT_FOUND`.", RATELIMIT_HEADERS, False),
+    "404": ("`NOT_FOUND` (no route for this method and path), `POLL_NOT_FOUND`, `PARTICIPANT_NOT_FOUND` "
+            "or `WEBHOOK_NOT_FOUND`.", RATELIMIT_HEADERS, False),
     "429": ("`RATE_LIMIT_EXCEEDED`: a window of the space is exhausted.", {**RETRY_AFTER, **RATELIMIT_HEADERS}, True),
     "500": ("`INTERNAL_ERROR`: an unexpected failure; nothing was half-done.", {}, False),
     "503": ("`SERVICE_UNAVAILABLE`: maintenance (`Retry-After: 300`), or the rate-limit store is unreachable "
@@ -106,9 +112,13 @@ def postprocess(result, generator, request, public):
         for method, operation in operations.items():
             authenticated = bool(operation.get("security")) and operation["security"] != [{}]
             responses = operation.setdefault("responses", {})
+            idempotent = any(p.get("in") == "header" and p.get("name") == "Idempotency-Key"
+                             for p in operation.get("parameters", []))
             for status, response in responses.items():
                 if status.startswith("2") and authenticated:
                     response["headers"] = _headers(RATELIMIT_HEADERS, True)
+                if status == "201" and idempotent:
+                    response["headers"].update(_headers(IDEMPOTENT_REPLAYED, False))
             codes = ERRORS if authenticated else PUBLIC_ERRORS
             for status, (text, headers, required) in codes.items():
                 responses.setdefault(status, {

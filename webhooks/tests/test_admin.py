@@ -131,6 +131,15 @@ def test_disable_and_enable_actions(superuser_client, hook):
     assert endpoint.is_enabled
 
 
+def test_rotate_secret_action_shows_the_new_secret_once(superuser_client, hook):
+    endpoint, old = hook
+    [message] = act(superuser_client, "endpoint", "rotate_secret", [endpoint])
+    endpoint.refresh_from_db()
+    assert endpoint.secret != old and f"<code>{endpoint.secret}</code>" in message
+    assert endpoint.signing_secrets() == [endpoint.secret, old]
+    assert old not in message
+
+
 def test_deleting_an_endpoint(superuser_client, hook):
     endpoint, _ = hook
     response = superuser_client.post(url("endpoint", "delete", endpoint.pk), {"post": "yes"})

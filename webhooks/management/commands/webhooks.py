@@ -46,6 +46,7 @@ class Command(GroupCommand):
         "enable": "Enable a disabled endpoint: it receives the events from now on (none are replayed).",
         "disable": "Disable an endpoint: nothing more is sent to it; pending retries are canceled.",
         "ping": "Send a test ping (type 'ping', data {}) now and print the outcome; exits 1 if it failed.",
+        "rotate-secret": "Give an endpoint a new secret (printed once); the old one keeps signing for 24 hours.",
     }
 
     def arguments_add(self, parser):
@@ -113,6 +114,17 @@ class Command(GroupCommand):
                 f"{attempt.error or f'HTTP {attempt.status_code}'} in {attempt.duration_ms} ms.")
         self.result_failed = not delivered
         return data, text
+
+    def arguments_rotate_secret(self, parser):
+        parser.add_argument("endpoint_id", metavar="ENDPOINT_ID")
+
+    def do_rotate_secret(self, *, endpoint_id, **_):
+        endpoint, secret = services.rotate_secret(endpoint=endpoint_or_error(endpoint_id))
+        self.stderr.write(f"Endpoint {endpoint.id} has a new secret; the old one keeps signing until "
+                          f"{optional_instant(endpoint.previous_secret_expires_at)}. Store it now: it cannot be shown again.")
+        data = {**endpoint_dict(endpoint), "secret": secret,
+                "previousSecretExpiresAt": optional_instant(endpoint.previous_secret_expires_at)}
+        return data, f"id: {endpoint.id}\nsecret: {secret}"
 
     def handle(self, *args, **options):
         self.result_failed = False
