@@ -5,9 +5,9 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicP
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.api import errors
-from config.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictSerializer
-from config.api.views import ApiView
+from core.api import errors
+from core.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictSerializer
+from core.api.views import ApiView
 from polls import selectors, services
 from polls.models import Poll
 from polls.serializers import (

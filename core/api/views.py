@@ -9,9 +9,8 @@ headers are added to every response the limiter saw.
 from django.conf import settings
 from rest_framework.views import APIView
 
-from config.api import errors
-from config.maintenance import maintenance_enabled
-from ratelimit.limiter import consume
+from core.api import errors
+from core.maintenance import maintenance_enabled
 
 _HANDLER_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -32,10 +31,8 @@ class ApiView(APIView):
                 "The service is down for maintenance.",
                 headers={"Retry-After": str(settings.MAINTENANCE_RETRY_AFTER)},
             )
+        # Authentication, permissions, then throttles (the rate limit: settings.REST_FRAMEWORK).
         super().initial(request, *args, **kwargs)
-        if not self.public:
-            # Raises 429 or 503 itself; on success returns the RateLimit-* headers.
-            request.ratelimit_headers = consume(request.auth.space)
         if method not in self.query_methods and request.query_params:
             raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
 
@@ -46,6 +43,7 @@ class ApiView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
+        # Set by the throttle on the requests it counted.
         for name, value in getattr(request, "ratelimit_headers", {}).items():
             response[name] = value
         return response
