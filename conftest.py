@@ -108,7 +108,7 @@ class Api:
 def fresh_maintenance_cache():
     """Each process caches the maintenance switch for a second, but every test's database is
     rolled back: forget what the previous test saw."""
-    from config import maintenance
+    from core import maintenance
 
     maintenance._cached = None
     yield

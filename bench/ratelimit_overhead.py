@@ -64,7 +64,7 @@ def main() -> None:
     from django.db import connection
     from django.test import Client, override_settings
 
-    import config.api.views
+    import core.api.views
     from ratelimit import limiter, services
     from spaces import services as space_services
 
@@ -88,7 +88,7 @@ def main() -> None:
     for round_number in range(args.rounds + 1):  # round 0 warms up and is not kept
         for name, (overrides, consume) in modes.items():
             with override_settings(**overrides):
-                config.api.views.consume = consume
+                core.api.views.consume = consume
                 for _ in range(per_round):
                     started = time.perf_counter()
                     response = client.get("/v1/polls")
@@ -103,7 +103,7 @@ def main() -> None:
                         elapsed = time.perf_counter() - started
                         if round_number:
                             consume_times[name].append(elapsed)
-    config.api.views.consume = limiter.consume
+    core.api.views.consume = limiter.consume
     with override_settings(REDIS_URL=args.redis_url):
         services.reset_counters(space_id=space.pk)
     services.reset_counters(space_id=space.pk)

@@ -24,7 +24,7 @@ control_socket_disable = True
 logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
+    "formatters": {"json": {"()": "core.logging.JsonFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "loggers": {"gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False}},
     # Until Django applies its LOGGING (settings.LOG_LEVEL) in each worker.

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "core",
     "spaces",
     "polls",
     "webhooks",
@@ -48,7 +49,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "config.api.middleware.RequestContextMiddleware",
+    "core.api.middleware.RequestContextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -150,11 +151,12 @@ WEBHOOKS_RETENTION_DAYS = env.int("WEBHOOKS_RETENTION_DAYS", default=30)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["spaces.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["spaces.authentication.HasProSpace"],
-    "DEFAULT_PARSER_CLASSES": ["config.api.parsers.StrictJSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["config.api.renderers.JSONRenderer"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.api.negotiation.AlwaysJSON",
-    "DEFAULT_SCHEMA_CLASS": "config.api.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "config.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["ratelimit.throttling.SpaceRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.api.negotiation.AlwaysJSON",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_VERSIONING_CLASS": None,
 }
@@ -163,7 +165,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Scheduling Poll API",
     "VERSION": "v1",
     "OAS_VERSION": "3.1.0",
-    "DESCRIPTION": (BASE_DIR / "config" / "api" / "description.md").read_text(),
+    "DESCRIPTION": (BASE_DIR / "core" / "api" / "description.md").read_text(),
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "COMPONENT_NO_READ_ONLY_REQUIRED": False,
@@ -178,7 +180,7 @@ SPECTACULAR_SETTINGS = {
     "SERVERS": [{"url": env.str("API_BASE_URL", default="/"), "description": "This service"}],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.api.schema.postprocess",
+        "core.api.schema.postprocess",
         "webhooks.openapi.add_webhooks",
     ],
     "DISABLE_ERRORS_AND_WARNINGS": True,
@@ -196,7 +198,7 @@ LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "config.logging.JsonFormatter"}},
+    "formatters": {"json": {"()": "core.logging.JsonFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
@@ -208,15 +210,17 @@ LOGGING = {
 
 # --- Periodic jobs ---------------------------------------------------------------------
 # name -> (dotted path of a no-argument callable, interval in seconds). Celery beat runs
-# them at scale (config.tasks.run_job); the embedded mode runs them in its own loop.
+# them at scale (core.jobs.run_job); the embedded mode runs them in its own loop.
 PERIODIC_JOBS = {
-    "polls.close-past": ("polls.tasks.close_past_polls", 60),
-    "polls.purge-deleted": ("polls.tasks.purge_deleted_polls", 3600),
+    "polls.close-past": ("polls.jobs.close_past_polls", 60),
+    "polls.purge-deleted": ("polls.jobs.purge_deleted_polls", 3600),
     "webhooks.sweep": ("webhooks.dispatch.sweep", 15),
     "webhooks.purge": ("webhooks.dispatch.purge", 3600),
-    "idempotency.purge": ("idempotency.tasks.purge_expired", 3600),
+    "idempotency.purge": ("idempotency.jobs.purge_expired", 3600),
 }
+# What `manage.py runjobs` runs beside the periodic jobs (core/management/commands/runjobs.py).
+EMBEDDED_WORKERS = ["webhooks.dispatch.embedded_worker"]
 CELERY_BEAT_SCHEDULE = {
-    name: {"task": "config.tasks.run_job", "schedule": interval, "args": (name,)}
+    name: {"task": "core.jobs.run_job", "schedule": interval, "args": (name,)}
     for name, (_path, interval) in PERIODIC_JOBS.items()
 }

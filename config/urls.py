@@ -1,9 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from config import health
-from config.api.errors import json_404
-from config.api.openapi import OpenApiView
+from core import health
+from core.api.errors import json_404
+from core.api.openapi import OpenApiView
 
 v1 = [
     path("openapi", OpenApiView.as_view(), name="openapi"),
@@ -20,6 +20,6 @@ urlpatterns = [
     re_path(r"^", json_404),
 ]
 
-handler400 = "config.api.errors.json_400"
-handler404 = "config.api.errors.json_404"
-handler500 = "config.api.errors.json_500"
+handler400 = "core.api.errors.json_400"
+handler404 = "core.api.errors.json_404"
+handler500 = "core.api.errors.json_500"

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config.services import ServiceError
+from core.errors import ServiceError
 from idempotency.models import IdempotencyRecord
 from spaces.models import Space
 

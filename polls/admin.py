@@ -21,8 +21,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from config.api.errors import ApiError, flatten_validation_errors
-from config.services import ServiceError
+from core.api.errors import ApiError, flatten_validation_errors
+from core.errors import ServiceError
 from polls import selectors, services
 from polls.models import Option, Participant, Poll
 from polls.serializers import SETTINGS, poll_input_serializer

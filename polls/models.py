@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from config.ids import poll_id, random_id
+from core.ids import poll_id, random_id
 from spaces.models import Space, User
 
 

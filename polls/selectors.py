@@ -10,7 +10,7 @@ from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquer
 from django.db.models.functions import Coalesce
 from django.utils.dateparse import parse_datetime
 
-from config.api.formats import instant
+from core.formats import instant
 from polls.models import Option, Participant, Poll, Vote
 from spaces.models import Space
 

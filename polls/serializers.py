@@ -13,7 +13,7 @@ from django.core.validators import validate_email
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from config.api.fields import (
+from core.api.fields import (
     MAX_DATE,
     MIN_DATE,
     RANGE_MESSAGE,

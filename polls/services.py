@@ -10,9 +10,9 @@ from django.db import transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from config.api import errors
-from config.api.formats import instant
-from config.services import ServiceError
+from core.api import errors
+from core.errors import ServiceError
+from core.formats import instant
 from polls.generators import slot_ranges, wall_clock_to_utc
 from polls.models import Option, Participant, Poll, Vote
 from polls.moderation import flagged_fields

@@ -2,9 +2,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework.response import Response
 
-from config.api import errors
-from config.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictQuerySerializer
-from config.api.views import IDEMPOTENCY_KEY, ApiView
+from core.api import errors
+from core.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictQuerySerializer
+from core.api.views import ApiView
+from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
 from polls import selectors, services
 from polls.models import Poll
 from polls.serializers import (
@@ -52,7 +53,7 @@ class PollListQuery(StrictQuerySerializer):
     cursor = StrictCharField(required=False, max_length=500)
 
 
-class PollCollectionView(ApiView):
+class PollCollectionView(IdempotentCreate, ApiView):
     query_methods = ("get",)
 
     @extend_schema(

@@ -10,7 +10,7 @@ import time
 
 from django.conf import settings
 
-from config.api import errors
+from core.api import errors
 from ratelimit import windows
 from ratelimit.stores import StoreUnavailable, get_store
 

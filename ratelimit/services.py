@@ -4,7 +4,7 @@ import logging
 
 from django.db import transaction
 
-from config.services import ServiceError
+from core.errors import ServiceError
 from ratelimit.models import LimitOverride
 from ratelimit.stores import OVERRIDE_CACHE_SECONDS, StoreUnavailable, get_store
 from spaces.models import Space

@@ -13,22 +13,10 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.html import format_html
 
-from config.services import ServiceError
+from core.backoffice import adopt, report
+from core.errors import ServiceError
 from spaces import selectors, services
 from spaces.models import ApiKey, Membership, Space, Subscription, User
-
-
-def _adopt(obj, saved) -> None:
-    """Turn the admin's unsaved `obj` into the row a service saved, so that the admin logs
-    the addition and redirects to the right object."""
-    obj.__dict__.update(saved.__dict__)
-
-
-def _report(request, done: int, what: str, refused: list[str] = ()) -> None:
-    messages.success(request, f"{done} {what}.")
-    for reason in dict.fromkeys(refused):
-        messages.error(request, reason)
-
 
 # --- Users -----------------------------------------------------------------------------
 
@@ -72,7 +60,7 @@ class UserAdmin(admin.ModelAdmin):
         users = list(queryset)
         for user in users:
             services.set_banned(user=user, banned=banned)
-        _report(request, len(users), "user(s) banned" if banned else "user(s) unbanned")
+        report(request, len(users), "user(s) banned" if banned else "user(s) unbanned")
 
 
 # --- Spaces, members, subscriptions ----------------------------------------------------
@@ -172,7 +160,7 @@ class SpaceAdmin(admin.ModelAdmin):
         space = services.create_space(
             name=form.cleaned_data["name"], owner_email=form.cleaned_data["owner"].email, pro=form.cleaned_data["pro"]
         )
-        _adopt(obj, space)
+        adopt(obj, space)
 
     def save_formset(self, request, form, formset, change):
         if formset.model is Subscription:
@@ -219,7 +207,7 @@ class MembershipAdmin(admin.ModelAdmin):
         return actions
 
     def save_model(self, request, obj, form, change):
-        _adopt(obj, services.add_member(space=obj.space, email=obj.user.email))
+        adopt(obj, services.add_member(space=obj.space, email=obj.user.email))
 
     def delete_model(self, request, obj):
         services.remove_member(membership=obj)
@@ -233,7 +221,7 @@ class MembershipAdmin(admin.ModelAdmin):
                 removed += 1
             except ServiceError as exc:
                 refused.append(f"{membership}: {exc}")
-        _report(request, removed, "member(s) removed", refused)
+        report(request, removed, "member(s) removed", refused)
 
 
 @admin.register(Subscription)
@@ -255,7 +243,7 @@ class SubscriptionAdmin(admin.ModelAdmin):
         return False  # deactivate instead: the space keeps its history
 
     def save_model(self, request, obj, form, change):
-        _adopt(obj, services.set_plan(space=obj.space, pro=obj.is_active))
+        adopt(obj, services.set_plan(space=obj.space, pro=obj.is_active))
 
     @admin.action(description="Activate Pro for the selected spaces", permissions=["change"])
     def activate(self, request, queryset):
@@ -269,7 +257,7 @@ class SubscriptionAdmin(admin.ModelAdmin):
         subscriptions = list(queryset.select_related("space"))
         for subscription in subscriptions:
             services.set_plan(space=subscription.space, pro=pro)
-        _report(request, len(subscriptions), "subscription(s) activated" if pro else "subscription(s) deactivated")
+        report(request, len(subscriptions), "subscription(s) activated" if pro else "subscription(s) deactivated")
 
 
 # --- API keys --------------------------------------------------------------------------
@@ -391,4 +379,4 @@ class ApiKeyAdmin(admin.ModelAdmin):
         keys = list(queryset.filter(revoked_at__isnull=True))
         for key in keys:
             services.revoke_key(key=key)
-        _report(request, len(keys), "key(s) revoked")
+        report(request, len(keys), "key(s) revoked")

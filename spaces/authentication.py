@@ -7,7 +7,7 @@ from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
-from config.api import errors
+from core.api import errors
 from spaces.keys import key_matches, prefix_of
 from spaces.models import ApiKey, Space
 

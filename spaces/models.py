@@ -2,7 +2,7 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from config.ids import random_id
+from core.ids import random_id
 
 
 class User(models.Model):
@@ -94,24 +94,3 @@ class ApiKey(models.Model):
 
     def is_active_at(self, now) -> bool:
         return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
-
-
-class ServiceSwitch(models.Model):
-    """Service-wide switches flipped at run time (maintenance mode)."""
-
-    MAINTENANCE = "maintenance"
-
-    name = models.CharField(primary_key=True, max_length=50)
-    is_on = models.BooleanField(default=False)
-    changed_at = models.DateTimeField(auto_now=True)
-
-    def __str__(self):
-        return f"{self.name}: {'on' if self.is_on else 'off'}"
-
-    @classmethod
-    def enabled(cls, name: str) -> bool:
-        return cls.objects.filter(name=name, is_on=True).exists()
-
-    @classmethod
-    def set(cls, name: str, on: bool) -> None:
-        cls.objects.update_or_create(name=name, defaults={"is_on": on})

@@ -2,10 +2,9 @@
 
 from datetime import datetime
 
-from django.conf import settings
 from django.db.models import Q, QuerySet
 
-from spaces.models import ApiKey, ServiceSwitch, Space, User
+from spaces.models import ApiKey, Space, User
 
 
 def get_space(space_id: str) -> Space | None:
@@ -37,14 +36,6 @@ def key_state(key: ApiKey, now: datetime) -> str:
     if not key.is_active_at(now):
         return "expired"
     return "active"
-
-
-def maintenance_state() -> dict[str, bool]:
-    """Whether maintenance is on, and why: the run-time switch, the environment, or both.
-    Read from the database, never from the per-process cache."""
-    switch = ServiceSwitch.enabled(ServiceSwitch.MAINTENANCE)
-    environment = bool(settings.MAINTENANCE_MODE)
-    return {"enabled": switch or environment, "switch": switch, "environment": environment}
 
 
 def keys_in_state(keys: QuerySet[ApiKey], state: str, now: datetime) -> QuerySet[ApiKey]:

@@ -11,7 +11,7 @@ from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config.services import ServiceError
+from core.errors import ServiceError
 from spaces import keys, selectors
 from spaces.models import ApiKey, Membership, Space, Subscription, User
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from django.test import Client
 
-from config.maintenance import set_maintenance
 from conftest import Api
+from core.maintenance import set_maintenance
 from spaces import services
 from spaces.models import ApiKey, Subscription
 

@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 from django.db import OperationalError
 from django.test import Client
 
-from config import health
-from config.logging import JsonFormatter
+from core import health
+from core.logging import JsonFormatter
 from spaces import services as space_services
 from spaces.keys import KEY_LENGTH, SECRET_LENGTH
 from spaces.models import ApiKey, Space

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-import config.maintenance
+import core.maintenance
 from polls.models import Poll
 
 
@@ -127,7 +127,7 @@ def test_cursor_of_another_space_or_tampered_is_refused(api, make_space):
 
 
 def _queries(request) -> int:
-    config.maintenance._cached = None  # count the maintenance check every time
+    core.maintenance._cached = None  # count the maintenance check every time
     with CaptureQueriesContext(connection) as ctx:
         request()
     return len(ctx.captured_queries)

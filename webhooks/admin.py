@@ -13,8 +13,8 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from config.services import ServiceError
-from spaces.admin import _report
+from core.backoffice import report
+from core.errors import ServiceError
 from webhooks import selectors, services
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
 
@@ -188,14 +188,14 @@ class EndpointAdmin(admin.ModelAdmin):
         endpoints = list(queryset.filter(is_enabled=False))
         for endpoint in endpoints:
             services.enable_endpoint(endpoint=endpoint)
-        _report(request, len(endpoints), "endpoint(s) enabled")
+        report(request, len(endpoints), "endpoint(s) enabled")
 
     @admin.action(description="Disable the selected endpoints (pending retries are canceled)", permissions=["change"])
     def disable(self, request, queryset):
         endpoints = list(queryset.filter(is_enabled=True))
         for endpoint in endpoints:
             services.disable_endpoint(endpoint=endpoint)
-        _report(request, len(endpoints), "endpoint(s) disabled")
+        report(request, len(endpoints), "endpoint(s) disabled")
 
 
     @admin.action(description="Rotate the secret of the selected endpoints (the old one keeps signing for 24 hours)",
@@ -273,4 +273,4 @@ class DeliveryAdmin(ReadOnlyAdmin):
                 done += 1
             except ServiceError as exc:
                 messages.error(request, f"{delivery.pk}: {exc}")
-        _report(request, done, "delivery(ies) queued again")
+        report(request, done, "delivery(ies) queued again")

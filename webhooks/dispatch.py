@@ -52,6 +52,20 @@ def purge() -> None:
     services.purge(older_than=timezone.now() - timedelta(days=settings.WEBHOOKS_RETENTION_DAYS))
 
 
+def embedded_worker(stop: threading.Event):
+    """`manage.py runjobs`' embedded worker (settings.EMBEDDED_WORKERS): the dispatcher,
+    when this process sends webhooks itself. Returns the function that waits for it."""
+    if settings.WEBHOOKS_DISPATCH != "embedded":
+        return None
+    thread = Dispatcher().start(stop)
+
+    def finish() -> None:
+        notify.wake()  # out of its idle wait: it sees `stop` at once
+        thread.join()
+
+    return finish
+
+
 class Dispatcher:
     """The embedded dispatcher: fans out new events and sends due deliveries with a pool
     of `threads` senders, polling the database every `poll_seconds` when idle (sooner

@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from config.ids import random_id
+from core.ids import random_id
 from spaces.models import Space
 
 PAYLOAD_VERSION = "2026-09-20"

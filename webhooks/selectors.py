@@ -9,7 +9,7 @@ from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from config.api.formats import instant
+from core.formats import instant
 from spaces.models import Space
 from webhooks.models import Attempt, Delivery, Endpoint
 

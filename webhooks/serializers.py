@@ -3,7 +3,7 @@ OpenAPI document (reads build plain dicts in `webhooks.selectors`; these describ
 
 from rest_framework import serializers
 
-from config.api.fields import (
+from core.api.fields import (
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,

@@ -23,9 +23,9 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from config.api.formats import instant
-from config.ids import random_id
-from config.services import ServiceError
+from core.errors import ServiceError
+from core.formats import instant
+from core.ids import random_id
 from spaces.models import Space
 from webhooks import notify, selectors, sender, signing, targets
 from webhooks.models import EVENT_TYPES, PAYLOAD_VERSION, PING, Attempt, Delivery, Endpoint, Event

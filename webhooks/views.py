@@ -8,9 +8,10 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.api import errors
-from config.api.views import IDEMPOTENCY_KEY, ApiView
-from config.services import ServiceError
+from core.api import errors
+from core.api.views import ApiView
+from core.errors import ServiceError
+from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
 from webhooks import selectors, services
 from webhooks.models import Endpoint
 from webhooks.serializers import (
@@ -73,7 +74,7 @@ def _refused(exc: ServiceError) -> errors.ApiError:
     return errors.ValidationFailed(str(exc))
 
 
-class WebhookCollectionView(ApiView):
+class WebhookCollectionView(IdempotentCreate, ApiView):
     query_methods = ("get",)
 
     @extend_schema(

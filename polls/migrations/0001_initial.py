@@ -4,7 +4,7 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-import config.ids
+import core.ids
 import polls.models
 
 
@@ -20,7 +20,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Poll',
             fields=[
-                ('id', models.CharField(default=config.ids.poll_id, editable=False, max_length=12, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.poll_id, editable=False, max_length=12, primary_key=True, serialize=False)),
                 ('title', models.CharField(max_length=255)),
                 ('description', models.TextField(blank=True, null=True)),
                 ('location', models.CharField(blank=True, max_length=255, null=True)),
@@ -43,7 +43,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Participant',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('name', models.CharField(max_length=255)),
                 ('email', models.EmailField(blank=True, max_length=254, null=True)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
@@ -57,7 +57,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Option',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('date', models.DateField(blank=True, help_text='Date polls: a floating calendar date.', null=True)),
                 ('start_time', models.DateTimeField(blank=True, help_text='Time polls: the start, UTC.', null=True)),
                 ('duration', models.PositiveIntegerField(blank=True, help_text='Time polls: minutes.', null=True)),

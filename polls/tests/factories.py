@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from config import maintenance
+from core import maintenance
 from polls import services
 from polls.models import Poll
 from polls.serializers import poll_input_serializer

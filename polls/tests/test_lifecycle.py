@@ -9,8 +9,8 @@ import pytest
 import time_machine
 from django.core.management import call_command
 
-from config.services import ServiceError
-from config.tasks import run_job
+from core.errors import ServiceError
+from core.jobs import run_job
 from polls import services
 from polls.models import Option, Participant, Poll, Vote
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, time_poll_body

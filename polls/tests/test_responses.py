@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from config.services import ServiceError
+from core.errors import ServiceError
 from polls import services
 from polls.models import Participant, Poll, Vote
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond

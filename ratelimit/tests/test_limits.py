@@ -4,8 +4,8 @@ with a stopped clock that the tests move."""
 import pytest
 from django.test import Client
 
-from config.api.errors import RateLimitExceeded
 from conftest import Api
+from core.api.errors import RateLimitExceeded
 from ratelimit import services
 from ratelimit.limiter import consume
 from ratelimit.stores import OVERRIDE_CACHE_SECONDS

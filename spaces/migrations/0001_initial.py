@@ -5,7 +5,7 @@ import django.db.models.functions.text
 import django.utils.timezone
 from django.db import migrations, models
 
-import config.ids
+import core.ids
 
 
 class Migration(migrations.Migration):
@@ -27,7 +27,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Space',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('name', models.CharField(max_length=255)),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
             ],
@@ -55,7 +55,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='User',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('name', models.CharField(max_length=255)),
                 ('email', models.EmailField(max_length=254)),
                 ('image', models.CharField(blank=True, help_text='Path of the avatar on CDN_URL, or empty.', max_length=500, null=True)),
@@ -85,7 +85,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='ApiKey',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('name', models.CharField(blank=True, default='', max_length=100)),
                 ('prefix', models.CharField(editable=False, max_length=8, unique=True)),
                 ('salt', models.CharField(editable=False, max_length=32)),

@@ -8,8 +8,9 @@ import pytest
 import time_machine
 from django.core.management.base import CommandError
 
+from core.models import ServiceSwitch
 from spaces import services
-from spaces.models import ApiKey, Membership, ServiceSwitch, Space, Subscription, User
+from spaces.models import ApiKey, Membership, Space, Subscription, User
 
 KEY = re.compile(r"^sk_[A-Za-z0-9_-]{8}_[A-Za-z0-9_-]{32}$")
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

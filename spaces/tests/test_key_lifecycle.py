@@ -9,10 +9,11 @@ import pytest
 import time_machine
 from django.test import Client
 
-from config import maintenance
 from conftest import Api
+from core import maintenance
+from core.models import ServiceSwitch
 from spaces import services
-from spaces.models import ApiKey, ServiceSwitch
+from spaces.models import ApiKey
 
 INVALID_TOKEN = 'Bearer realm="api", error="invalid_token"'
 RATELIMIT_HEADERS = ("RateLimit-Policy", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")

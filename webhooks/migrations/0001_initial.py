@@ -4,7 +4,7 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-import config.ids
+import core.ids
 
 
 class Migration(migrations.Migration):
@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Event',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('type', models.CharField(max_length=64)),
                 ('poll_id', models.CharField(db_index=True, max_length=12)),
                 ('participant_id', models.CharField(blank=True, max_length=30, null=True)),

@@ -4,7 +4,7 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-import config.ids
+import core.ids
 
 
 class Migration(migrations.Migration):
@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Endpoint',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('url', models.CharField(max_length=2048, verbose_name='URL')),
                 ('secret', models.CharField(editable=False, max_length=64)),
                 ('event_types', models.JSONField(help_text='The subscribed event types (at least one).')),
@@ -44,7 +44,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Delivery',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('status', models.CharField(choices=[('pending', 'Pending'), ('succeeded', 'Succeeded'), ('failed', 'Failed'), ('canceled', 'Canceled')], default='pending', max_length=10)),
                 ('attempts', models.PositiveSmallIntegerField(default=0, help_text='Attempts started so far.')),
                 ('max_attempts', models.PositiveSmallIntegerField(default=6)),
@@ -65,7 +65,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Attempt',
             fields=[
-                ('id', models.CharField(default=config.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=core.ids.random_id, editable=False, max_length=30, primary_key=True, serialize=False)),
                 ('started_at', models.DateTimeField()),
                 ('finished_at', models.DateTimeField(blank=True, null=True)),
                 ('duration_ms', models.PositiveIntegerField(blank=True, null=True)),

@@ -49,7 +49,7 @@ def test_a_stop_signal_arriving_inside_the_wait_does_not_deadlock():
     import signal
     import threading
 
-    from webhooks.management.commands.runjobs import stop_requester
+    from core.management.commands.runjobs import stop_requester
 
     stop = threading.Event()
     handler = stop_requester(stop)

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from pytest_httpserver import HTTPServer
 
-from config.services import ServiceError
+from core.errors import ServiceError
 from webhooks import sender, services, targets
 from webhooks.models import Attempt, Endpoint
 from webhooks.tests.conftest import run_worker

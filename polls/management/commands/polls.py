@@ -3,10 +3,10 @@ the same service function as the back office, so it records the same event."""
 
 from django.core.management.base import CommandError
 
-from config.api.formats import instant
+from core.commands import GroupCommand, optional_instant
+from core.formats import instant
 from polls import selectors, services
 from polls.models import Participant, Poll
-from spaces.management.commands._base import GroupCommand, optional_instant
 
 
 def poll_summary(poll: Poll) -> dict:

@@ -5,9 +5,10 @@ Overrides of the limits themselves are set in the back office (Rate limits > ove
 
 from django.core.management.base import CommandError
 
+from core.commands import GroupCommand
 from ratelimit import selectors, services
 from ratelimit.stores import StoreUnavailable
-from spaces.management.commands._base import GroupCommand, space_or_error
+from spaces.commands import space_or_error
 
 
 class Command(GroupCommand):

@@ -5,8 +5,9 @@ from datetime import datetime
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from core.commands import GroupCommand, optional_instant
 from spaces import selectors, services
-from spaces.management.commands._base import GroupCommand, optional_instant, space_or_error
+from spaces.commands import space_or_error
 from spaces.models import ApiKey
 
 

@@ -1,7 +1,8 @@
 """`manage.py spaces create|add-member|set-plan`: spaces, their members and their plan."""
 
+from core.commands import GroupCommand, optional_instant
 from spaces import services
-from spaces.management.commands._base import GroupCommand, optional_instant, space_or_error, user_dict
+from spaces.commands import space_or_error, user_dict
 
 PLANS = {"pro": True, "free": False}
 

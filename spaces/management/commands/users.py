@@ -2,8 +2,9 @@
 
 from django.core.management.base import CommandError
 
+from core.commands import GroupCommand
 from spaces import selectors, services
-from spaces.management.commands._base import GroupCommand, user_dict
+from spaces.commands import user_dict
 
 
 class Command(GroupCommand):

@@ -3,7 +3,8 @@ A new endpoint's secret is printed once."""
 
 from django.core.management.base import CommandError
 
-from spaces.management.commands._base import GroupCommand, optional_instant, space_or_error
+from core.commands import GroupCommand, optional_instant
+from spaces.commands import space_or_error
 from webhooks import selectors, services
 from webhooks.models import EVENT_TYPES, Delivery, Endpoint
 

@@ -3,8 +3,8 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.response import Response
 
-from config.api.renderers import JSONRenderer
-from config.api.views import ApiView
+from core.api.renderers import JSONRenderer
+from core.api.views import ApiView
 
 
 class _JsonOnly(BaseContentNegotiation):
@@ -21,6 +21,7 @@ class OpenApiView(ApiView, SpectacularAPIView):
     public = True
     authentication_classes = []
     permission_classes = []
+    throttle_classes = []
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _JsonOnly
     _cached = None

@@ -1,9 +1,14 @@
 """`manage.py runjobs`: the embedded mode's background process.
 
 Runs every periodic job of settings.PERIODIC_JOBS on its interval (what Celery beat does
-at scale) and, when WEBHOOKS_DISPATCH is "embedded", the webhook dispatcher loop beside
-them. Stops gracefully on SIGTERM or SIGINT: no new work is started, attempts in flight
-finish (at most WEBHOOKS_TIMEOUT_SECONDS), then the process exits 0.
+at scale) and, beside them, the embedded workers of settings.EMBEDDED_WORKERS (the webhook
+dispatcher when WEBHOOKS_DISPATCH is "embedded"). Stops gracefully on SIGTERM or SIGINT: no
+new work is started, work in flight finishes (for webhooks at most
+WEBHOOKS_TIMEOUT_SECONDS), then the process exits 0.
+
+An embedded worker is a dotted path to a callable `start(stop: threading.Event)` that
+starts its threads and returns a function that waits for them once `stop` is set, or None
+when it has nothing to run in this configuration.
 """
 
 import logging
@@ -16,23 +21,20 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.module_loading import import_string
 
-from webhooks import notify
-from webhooks.dispatch import Dispatcher
-
 logger = logging.getLogger("service.jobs")
 
 
 class Command(BaseCommand):
-    help = ("Run the periodic jobs (settings.PERIODIC_JOBS) and, in the embedded mode, the webhook dispatcher, "
-            "until SIGTERM or SIGINT.")
+    help = ("Run the periodic jobs (settings.PERIODIC_JOBS) and the embedded workers (settings.EMBEDDED_WORKERS: "
+            "the webhook dispatcher in the embedded mode) until SIGTERM or SIGINT.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--no-webhooks", action="store_true",
-                            help="do not run the webhook dispatcher even if WEBHOOKS_DISPATCH is 'embedded'")
+        parser.add_argument("--no-workers", action="store_true",
+                            help="run the periodic jobs only, no embedded worker (such as the webhook dispatcher)")
         parser.add_argument("--only", metavar="JOB", action="append", default=None,
                             help="run only this periodic job (repeatable); default: all of them")
 
-    def handle(self, *args, no_webhooks: bool, only: list[str] | None, **options):
+    def handle(self, *args, no_workers: bool, only: list[str] | None, **options):
         jobs = dict(settings.PERIODIC_JOBS)
         if only is not None:
             unknown = sorted(set(only) - set(jobs))
@@ -46,10 +48,12 @@ class Command(BaseCommand):
         signal.signal(signal.SIGTERM, request_stop)
         signal.signal(signal.SIGINT, request_stop)
 
-        dispatcher_thread = None
-        if settings.WEBHOOKS_DISPATCH == "embedded" and not no_webhooks:
-            dispatcher_thread = Dispatcher().start(stop)
-        logger.info("runjobs started", extra={"jobs": sorted(callables), "webhooks": dispatcher_thread is not None})
+        workers = {}
+        for path in [] if no_workers else settings.EMBEDDED_WORKERS:
+            finish = import_string(path)(stop)
+            if finish is not None:
+                workers[path] = finish
+        logger.info("runjobs started", extra={"jobs": sorted(callables), "workers": sorted(workers)})
 
         next_run = {name: time.monotonic() for name in callables}
         while not stop.is_set():
@@ -64,8 +68,8 @@ class Command(BaseCommand):
                 next_run[name] = time.monotonic() + interval
             wait = min(next_run.values(), default=time.monotonic() + 60) - time.monotonic()
             stop.wait(max(0.0, wait))
-        if dispatcher_thread is not None:
-            dispatcher_thread.join()
+        for finish in workers.values():
+            finish()
         db.connections.close_all()
         logger.info("runjobs stopped")
 
@@ -78,7 +82,6 @@ def stop_requester(stop: threading.Event):
     def finish(name: str) -> None:
         logger.info("stopping", extra={"signal": name})
         stop.set()
-        notify.wake()
 
     def request_stop(signum, _frame):
         threading.Thread(target=finish, args=(signal.Signals(signum).name,), daemon=True).start()

@@ -6,9 +6,8 @@ Every process re-reads the switch at most a second after it changes: `/v1` (exce
 
 from django.conf import settings
 
-from config.maintenance import set_maintenance
-from spaces import selectors
-from spaces.management.commands._base import GroupCommand
+from core.commands import GroupCommand
+from core.maintenance import maintenance_state, set_maintenance
 
 
 def _describe(state: dict) -> str:
@@ -42,5 +41,5 @@ class Command(GroupCommand):
         return state, text
 
     def do_status(self, **_):
-        state = selectors.maintenance_state()
+        state = maintenance_state()
         return state, _describe(state)

@@ -9,7 +9,7 @@ from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from config.api.errors import json_404
+from core.api.errors import json_404
 
 logger = logging.getLogger("service.health")
 

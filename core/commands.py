@@ -11,10 +11,8 @@ from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config.api.formats import instant
-from config.services import ServiceError
-from spaces import selectors
-from spaces.models import Space, User
+from core.errors import ServiceError
+from core.formats import instant
 
 
 class GroupCommand(BaseCommand):
@@ -48,14 +46,3 @@ def _dumps(data) -> str:
 
 def optional_instant(value: datetime | None) -> str | None:
     return instant(value) if value is not None else None
-
-
-def space_or_error(space_id: str) -> Space:
-    space = selectors.get_space(space_id)
-    if space is None:
-        raise CommandError(f"no space with id {space_id!r}")
-    return space
-
-
-def user_dict(user: User) -> dict:
-    return {"id": user.id, "name": user.name, "email": user.email, "banned": user.is_banned}

@@ -5,7 +5,7 @@ import re
 import time
 import uuid
 
-from config.api.errors import error_response, log_crash
+from core.api.errors import error_response, log_crash
 
 access_log = logging.getLogger("service.access")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # fullmatch: `$` would let a final newline in
