@@ -30,11 +30,17 @@ def create_poll(*, space: Space, data: dict) -> tuple[Poll, list[Option]]:
     organizer = _resolve_organizer(space, data.get("organizer"))
     kind = data["kind"]
     time_zone = data.get("timeZone")
-    options = _date_options(data) if kind == Poll.Kind.DATE else _time_options(data, time_zone)
     limit = settings.MAX_POLL_OPTIONS
-    if len(options) > limit:
+    if kind == Poll.Kind.DATE:
+        dates = dict.fromkeys(option["date"] for option in data["options"])
+        count = len(dates)
+        options = [Option(date=day) for day in dates] if count <= limit else None
+    else:
+        options, complete = _time_options(data, time_zone, limit)
+        count = len(options) if complete else f"more than {limit}"
+    if options is None or len(options) > limit:
         raise errors.TooManyOptions(
-            f"options: a poll may have at most {limit} options; this one has {len(options)} after removing duplicates"
+            f"options: a poll may have at most {limit} options; this one has {count} after removing duplicates"
         )
     texts = {"title": data["title"], "description": data.get("description") or "", "location": data.get("location") or ""}
     flagged = flagged_fields(texts)
@@ -90,15 +96,11 @@ def _resolve_organizer(space: Space, organizer: dict | None) -> User:
     return user
 
 
-def _date_options(data: dict) -> list[Option]:
-    dates = dict.fromkeys(option["date"] for option in data["options"])
-    return [Option(date=day) for day in dates]
-
-
-def _time_options(data: dict, time_zone: str | None) -> list[Option]:
+def _time_options(data: dict, time_zone: str | None, limit: int) -> tuple[list[Option], bool]:
     """Explicit options and generated slots, in UTC, without duplicates (same start and
-    same duration). Slots are handled as Unix seconds so that a generator spanning a year
-    costs milliseconds even when the result is refused as too many."""
+    same duration), and whether that is all of them: generating stops as soon as there are
+    more than `limit`, so a request for a year of quarter-hours from ten generators is
+    refused after a few days' worth instead of after expanding them all."""
     zone = get_zone(time_zone) if time_zone else None
     default_duration = data.get("duration")
     starts: dict[int, set[int]] = {}  # duration -> start instants
@@ -107,15 +109,23 @@ def _time_options(data: dict, time_zone: str | None) -> list[Option]:
         if start.tzinfo is None:  # wall clock in the poll's zone, or floating
             start = wall_clock_to_utc(start.date(), start.time(), zone)
         starts.setdefault(option.get("duration") or default_duration, set()).add(int(start.timestamp()))
+    explicit = sum(len(instants) for instants in starts.values())
+    complete = True
+    generated = starts.setdefault(default_duration, set())
+    others = explicit - len(generated)
     for item in data.get("generators") or ():
-        generated = starts.setdefault(default_duration, set())
         for seconds in slot_ranges(as_generator(item, default_duration), default_duration, zone):
-            generated.update(seconds)
+            generated.update(seconds)  # one day's window: at most 100 slots
+            if others + len(generated) > limit:
+                complete = False
+                break
+        if not complete:
+            break
     return [
         Option(start_time=datetime.fromtimestamp(start, UTC), duration=duration)
         for duration, instants in starts.items()
         for start in instants
-    ]
+    ], complete
 
 
 # --- The lifecycle -------------------------------------------------------------------------

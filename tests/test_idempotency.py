@@ -14,8 +14,8 @@ from django.test import Client
 
 from conftest import Api
 from idempotency import services
-from idempotency.models import IdempotencyRecord
 from idempotency.jobs import purge_expired
+from idempotency.models import IdempotencyRecord
 from polls.models import Poll
 from polls.tests.factories import date_poll_body
 from ratelimit.tests.test_concurrency import shared_database
