@@ -1,4 +1,4 @@
-"""Which URLs and addresses a webhook may be sent to.
+"""Which URLs and addresses a webhook may be sent to (the addresses: webhooks.addresses).
 
 The same rules run when an endpoint is saved and again when every connection is made
 (`webhooks.sender`), so that a name whose DNS answer changes later (DNS rebinding) still
@@ -11,39 +11,12 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from webhooks.addresses import forbidden_reason
+
 MAX_URL_LENGTH = 2048
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-
 
 class ForbiddenTarget(Exception):
     """The URL or the address it leads to may not receive webhooks; the message says why."""
-
-
-def forbidden_reason(address: IPAddress) -> str | None:
-    """Why `address` may not be connected to, or None if it is a public unicast address.
-    IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, 6to4 `2002::/16`)
-    are judged by the IPv4 address they lead to."""
-    if address.version == 6:
-        embedded = address.ipv4_mapped or address.sixtofour
-        if embedded is not None:
-            reason = forbidden_reason(embedded)
-            return f"{reason} (embedded in {address})" if reason else None
-    checks = (
-        ("is_unspecified", "an unspecified address"),
-        ("is_loopback", "a loopback address"),
-        ("is_link_local", "a link-local address"),
-        ("is_multicast", "a multicast address"),
-        ("is_reserved", "a reserved address"),
-        ("is_private", "a private address"),
-        ("is_site_local", "a site-local address"),
-    )
-    for attribute, reason in checks:
-        if getattr(address, attribute, False):
-            return f"{address} is {reason}"
-    if not address.is_global:  # e.g. shared address space 100.64.0.0/10
-        return f"{address} is not a public address"
-    return None
 
 
 def check_address(address: str) -> None:

@@ -45,7 +45,7 @@ def test_adding_a_forbidden_url_is_a_form_error_and_stores_nothing(superuser_cli
         url("endpoint", "add"), {"space": space.pk, "url": "https://127.0.0.1/hook", "event_types": list(EVENT_TYPES)}
     )
     assert response.status_code == 200
-    assert "url: 127.0.0.1 is a loopback address" in response.content.decode()
+    assert "url: 127.0.0.1 is in 127.0.0.0/8: loopback (RFC 1122)" in response.content.decode()
     assert Endpoint.objects.count() == 0
 
 

@@ -73,9 +73,9 @@ def test_every_event_type_by_default(api):
         ({"events": ["poll.created"]}, "url: required"),
         ({"url": 5}, "url: must be a string"),
         ({"url": "http://93.184.216.34/x"}, "url: the URL must start with https://"),
-        ({"url": "https://10.0.0.1/x"}, "url: 10.0.0.1 is a private address; webhooks are only sent to public addresses"),
-        ({"url": "https://127.0.0.1/x"}, "url: 127.0.0.1 is a loopback address"),
-        ({"url": "https://[::ffff:10.0.0.1]/x"}, "url: 10.0.0.1 is a private address (embedded in ::ffff:a00:1)"),
+        ({"url": "https://10.0.0.1/x"}, "url: 10.0.0.1 is in 10.0.0.0/8: private use (RFC 1918); webhooks are only sent to public addresses"),
+        ({"url": "https://127.0.0.1/x"}, "url: 127.0.0.1 is in 127.0.0.0/8: loopback (RFC 1122)"),
+        ({"url": "https://[::ffff:10.0.0.1]/x"}, "url: ::ffff:a00:1 is in ::ffff:0:0/96: IPv4-mapped (RFC 4291)"),
         ({"url": "https://user:pw@93.184.216.34/x"}, "url: the URL must not contain a user name or password"),
         ({"url": "https://" + "a" * 2048}, "url: must be at most 2048 characters"),
     ],
@@ -222,7 +222,7 @@ def test_disable_cancels_pending_and_enable_starts_afresh(api, space, hook):
 @pytest.mark.parametrize(
     "body, message",
     [
-        ({"url": "https://10.0.0.1/x", "events": ["poll.closed"]}, "url: 10.0.0.1 is a private address"),
+        ({"url": "https://10.0.0.1/x", "events": ["poll.closed"]}, "url: 10.0.0.1 is in 10.0.0.0/8: private use"),
         ({"events": ["poll.closed", "nope"], "enabled": False}, "events[1]: must be one of: "),
         ({"enabled": "false", "url": PUBLIC_URL + "/2"}, "enabled: must be a boolean"),
         ({"url": None}, "url: must not be null"),

@@ -47,7 +47,7 @@ def test_add_json_with_chosen_events(run, local_urls, space, receiver):
         (["https://93.184.216.34/x", "--events", "poll.exploded"], "unknown event type(s): poll.exploded; known: "),
         (["https://93.184.216.34/x", "--events", " , "], "subscribe to at least one event type"),
         (["http://127.0.0.1/x"], "url: the URL must start with https://"),
-        (["https://10.0.0.1/x"], "url: 10.0.0.1 is a private address; webhooks are only sent to public addresses"),
+        (["https://10.0.0.1/x"], "url: 10.0.0.1 is in 10.0.0.0/8: private use (RFC 1918); webhooks are only sent to public addresses"),
         (["https://user:pw@10.0.0.1/x"], "url: the URL must not contain a user name or password"),
     ],
 )

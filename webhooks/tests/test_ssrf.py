@@ -14,45 +14,75 @@ from webhooks import sender, services, targets
 from webhooks.models import Attempt, Endpoint
 from webhooks.tests.conftest import run_worker
 
-FORBIDDEN = {
-    "10.1.2.3": "a private address",
-    "172.16.0.1": "a private address",
-    "192.168.1.1": "a private address",
-    "127.0.0.1": "a loopback address",
-    "127.255.255.254": "a loopback address",
-    "169.254.169.254": "a link-local address",  # cloud metadata
-    "0.0.0.0": "an unspecified address",
-    "224.0.0.1": "a multicast address",
-    "239.255.255.250": "a multicast address",
-    "240.0.0.1": "a reserved address",
-    "255.255.255.255": "a reserved address",  # broadcast
-    "100.64.0.1": "not a public address",  # shared address space (carrier NAT)
-    "192.0.2.1": "a private address",  # documentation
-    "198.18.0.1": "a private address",  # benchmarking
-    "::1": "a loopback address",
-    "::": "an unspecified address",
-    "fe80::1": "a link-local address",
-    "fc00::1": "a private address",
-    "fd12:3456::1": "a private address",
-    "fec0::1": "a site-local address",
-    "ff02::1": "a multicast address",
-    "ff0e::1": "a multicast address",
-    "2001:db8::1": "a private address",  # documentation
-    "100::1": "a reserved address",  # discard-only
-    "::127.0.0.1": "a reserved address",  # IPv4-compatible (deprecated)
-    "64:ff9b::7f00:1": "a reserved address",  # NAT64 of 127.0.0.1
-    "::ffff:127.0.0.1": "a loopback address",  # IPv4-mapped forms are judged as IPv4
-    "::ffff:10.0.0.1": "a private address",
-    "::ffff:169.254.169.254": "a link-local address",
-    "2002:7f00:1::": "a loopback address",  # 6to4 of 127.0.0.1
-    "2002:a00:1::1": "a private address",  # 6to4 of 10.0.0.1
-}
-ALLOWED = ["8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "::ffff:8.8.8.8", "2002:808:808::1"]
+# Each special-purpose range (webhooks.addresses), class by class: its first and last
+# address are refused, and where its neighbours are public, the address just outside it on
+# each side is allowed.
+RANGES = [
+    # (range, first inside, last inside, just outside below or None, just outside above or None)
+    ("0.0.0.0/8", "0.0.0.0", "0.255.255.255", None, "1.0.0.0"),
+    ("10.0.0.0/8", "10.0.0.0", "10.255.255.255", "9.255.255.255", "11.0.0.0"),
+    ("100.64.0.0/10", "100.64.0.0", "100.127.255.255", "100.63.255.255", "100.128.0.0"),
+    ("127.0.0.0/8", "127.0.0.0", "127.255.255.255", "126.255.255.255", "128.0.0.0"),
+    ("169.254.0.0/16", "169.254.0.0", "169.254.255.255", "169.253.255.255", "169.255.0.0"),
+    ("172.16.0.0/12", "172.16.0.0", "172.31.255.255", "172.15.255.255", "172.32.0.0"),
+    ("192.0.0.0/24", "192.0.0.8", "192.0.0.100", "191.255.255.255", "192.0.1.0"),
+    ("192.0.2.0/24", "192.0.2.0", "192.0.2.255", "192.0.1.255", "192.0.3.0"),
+    ("192.88.99.0/24", "192.88.99.0", "192.88.99.255", "192.88.98.255", "192.88.100.0"),
+    ("192.168.0.0/16", "192.168.0.0", "192.168.255.255", "192.167.255.255", "192.169.0.0"),
+    ("198.18.0.0/15", "198.18.0.0", "198.19.255.255", "198.17.255.255", "198.20.0.0"),
+    ("198.51.100.0/24", "198.51.100.0", "198.51.100.255", "198.51.99.255", "198.51.101.0"),
+    ("203.0.113.0/24", "203.0.113.0", "203.0.113.255", "203.0.112.255", "203.0.114.0"),
+    ("224.0.0.0/4", "224.0.0.1", "239.255.255.250", "223.255.255.255", None),
+    ("240.0.0.0/4", "240.0.0.1", "255.255.255.254", None, None),
+    ("255.255.255.255/32", "255.255.255.255", "255.255.255.255", None, None),
+    ("::/128", "::", "::", None, None),
+    ("::1/128", "::1", "::1", None, None),
+    ("::ffff:0:0/96", "::ffff:127.0.0.1", "::ffff:8.8.8.8", None, None),
+    ("::/96", "::127.0.0.1", "::8.8.8.8", None, None),
+    ("64:ff9b:1::/48", "64:ff9b:1::", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff", None, None),
+    ("100::/64", "100::", "100::ffff:ffff:ffff:ffff", None, None),
+    ("100:0:0:1::/64", "100:0:0:1::", "100:0:0:1:ffff:ffff:ffff:ffff", None, None),
+    ("5f00::/16", "5f00::", "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff", None, None),
+    ("fc00::/7", "fc00::1", "fd12:3456::1", None, None),
+    ("fe80::/10", "fe80::1", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff", None, None),
+    ("fec0::/10", "fec0::1", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", None, None),
+    ("ff00::/8", "ff02::1", "ff0e::1", None, None),
+    ("2001::/23", "2001::1", "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2001:200::"),
+    ("2001:db8::/32", "2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db9::"),
+    ("2002::/16", "2002:7f00:1::", "2002:808:808::1", "2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2003::"),
+    ("3fff::/20", "3fff::1", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "3fff:1000::"),
+]
+OUTSIDE_GLOBAL_UNICAST = ["1::1", "1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "4000::1", "64:ff9a::1", "8000::1", "e000::1"]
+NAT64_FORBIDDEN = {"64:ff9b::7f00:1": "127.0.0.0/8", "64:ff9b::a00:1": "10.0.0.0/8", "64:ff9b::a9fe:a9fe": "169.254.0.0/16"}
+ALLOWED = ["8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "64:ff9b::808:808", "2a00:1450:4001::1"]
 
 
-@pytest.mark.parametrize("address,reason", FORBIDDEN.items())
-def test_every_class_of_special_address_is_forbidden(address, reason):
-    assert reason in targets.forbidden_reason(ipaddress.ip_address(address))
+@pytest.mark.parametrize("network,first,last,below,above", RANGES, ids=[row[0] for row in RANGES])
+def test_every_special_purpose_range_is_refused_and_its_neighbours_are_not(network, first, last, below, above):
+    for address in (first, last):
+        reason = targets.forbidden_reason(ipaddress.ip_address(address))
+        assert reason is not None and f" is in {network}: " in reason, (address, reason)
+    for address in (below, above):
+        if address is not None:
+            assert targets.forbidden_reason(ipaddress.ip_address(address)) is None, address
+
+
+def test_the_table_does_not_lean_on_the_interpreters_flags():
+    """The addresses the issue found accepted: Python 3.11's ipaddress calls them global."""
+    for address in ("192.0.0.8", "192.0.0.100", "3fff::1"):
+        assert ipaddress.ip_address(address).is_global or address == "3fff::1"
+        assert targets.forbidden_reason(ipaddress.ip_address(address)) is not None
+
+
+@pytest.mark.parametrize("address", OUTSIDE_GLOBAL_UNICAST)
+def test_ipv6_outside_the_global_unicast_space_is_refused(address):
+    assert "outside the IPv6 global unicast space 2000::/3" in targets.forbidden_reason(ipaddress.ip_address(address))
+
+
+@pytest.mark.parametrize("address,network", NAT64_FORBIDDEN.items())
+def test_nat64_is_judged_by_the_ipv4_address_it_carries(address, network):
+    reason = targets.forbidden_reason(ipaddress.ip_address(address))
+    assert f" is in {network}: " in reason and "NAT64" in reason
 
 
 @pytest.mark.parametrize("address", ALLOWED)
@@ -98,17 +128,17 @@ def test_saving_refuses_an_address_literal_that_is_special(space, address):
 def test_saving_refuses_a_name_that_resolves_to_a_special_address(space, dns):
     dns["intranet.test"] = ["10.0.0.7"]
     assert refused(space, "https://intranet.test/hook") == (
-        "url: 10.0.0.7 is a private address; webhooks are only sent to public addresses"
+        "url: 10.0.0.7 is in 10.0.0.0/8: private use (RFC 1918); webhooks are only sent to public addresses"
     )
 
 
 def test_saving_refuses_localhost(space):
-    assert "a loopback address" in refused(space, "https://localhost/hook")
+    assert "127.0.0.0/8: loopback" in refused(space, "https://localhost/hook")
 
 
 def test_one_special_answer_among_public_ones_is_enough_to_refuse(space, dns):
     dns["mixed.test"] = ["93.184.216.34", "::1"]
-    assert "::1 is a loopback address" in refused(space, "https://mixed.test/hook")
+    assert "::1 is in ::1/128: loopback" in refused(space, "https://mixed.test/hook")
 
 
 @pytest.mark.parametrize(
@@ -148,7 +178,7 @@ def test_dns_rebinding_is_stopped_at_connect_time(space, dns, raw_receiver, make
     run_worker()
     attempt = Attempt.objects.get()
     assert not attempt.succeeded
-    assert attempt.error == "127.0.0.1 is a loopback address; webhooks are only sent to public addresses"
+    assert attempt.error == "127.0.0.1 is in 127.0.0.0/8: loopback (RFC 1122); webhooks are only sent to public addresses"
     assert raw_receiver.connections == 0
 
 
