@@ -28,8 +28,11 @@ if env.bool("BEHIND_TLS_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
 
-APP_URL = env.str("APP_URL", default="http://localhost:8000").rstrip("/")
-CDN_URL = env.str("CDN_URL", default="http://localhost:8000/cdn").rstrip("/")
+# Unset, both point at this machine on the port the service listens on (PORT, as bin/serve
+# and the Procfile use it), so that the demo's adminUrl and inviteUrl lead somewhere.
+_LOCAL_URL = f"http://localhost:{env.int('PORT', default=8000)}"
+APP_URL = env.str("APP_URL", default=_LOCAL_URL).rstrip("/")
+CDN_URL = env.str("CDN_URL", default=f"{_LOCAL_URL}/cdn").rstrip("/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

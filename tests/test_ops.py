@@ -3,8 +3,12 @@ and the JSON error envelope where DRF is not involved (unknown routes, crashes).
 
 import json
 import logging
+import os
 import socket
+import subprocess
+import sys
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -291,3 +295,45 @@ def test_demo_refuses_a_bad_email(db):
     with pytest.raises(CommandError, match="not a valid e-mail address"):
         demo("--email", "not-an-address")
     assert not Space.objects.exists()
+
+
+def test_demo_keys_of_another_name_stay_valid(anon, db):
+    """bin/serve names its key after its port: a second server never revokes the first's."""
+    first = json.loads(demo("--json", "--key-name", "demo (port 8000)"))
+    second = json.loads(demo("--json", "--key-name", "demo (port 9000)"))
+    again = json.loads(demo("--json", "--key-name", "demo (port 9000)"))
+    assert anon.get("/v1/polls", key=first["key"]).status_code == 200
+    assert anon.get("/v1/polls", key=second["key"]).status_code == 401
+    assert anon.get("/v1/polls", key=again["key"]).status_code == 200
+
+
+# --- bin/serve and settings that follow PORT -------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bin_serve_on_a_busy_port_stops_before_changing_anything(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        database = tmp_path / "db.sqlite3"
+        env = {**os.environ, "PORT": str(port), "HOST": "127.0.0.1", "DATABASE_URL": f"sqlite:///{database}"}
+        done = subprocess.run(["bin/serve"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert f"error: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert f"PORT={port + 1} ./bin/serve" in done.stderr
+    assert not database.exists()  # not migrated, no demo key made or revoked
+
+
+@pytest.mark.parametrize("environment,expected", [
+    ({"PORT": "9123"}, ("http://localhost:9123", "http://localhost:9123/cdn")),
+    ({"PORT": "9123", "APP_URL": "https://app.example.com/", "CDN_URL": "https://cdn.example.com"},
+     ("https://app.example.com", "https://cdn.example.com")),
+])
+def test_app_and_cdn_urls_default_to_the_served_port(environment, expected):
+    env = {key: value for key, value in os.environ.items() if key not in ("APP_URL", "CDN_URL", "PORT")}
+    code = "from django.conf import settings; print(settings.APP_URL, settings.CDN_URL)"
+    done = subprocess.run([sys.executable, "manage.py", "shell", "-v0", "-c", code], cwd=ROOT, env={**env, **environment},
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert tuple(done.stdout.split()) == expected
