@@ -5,6 +5,12 @@ from core import health
 from core.api.errors import json_404
 from core.api.openapi import OpenApiView
 
+# The back office: the service's name instead of "Django administration", and no "View
+# site" link (the service has no site of its own to view; the app lives on APP_URL).
+admin.site.site_header = admin.site.site_title = "Scheduling Poll back office"
+admin.site.index_title = "Spaces, polls, webhooks and limits"
+admin.site.site_url = None
+
 v1 = [
     path("openapi", OpenApiView.as_view(), name="openapi"),
     path("", include("polls.urls")),

@@ -20,6 +20,9 @@ class User(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(Lower("email"), name="user_email_ci_unique")]
         ordering = ["email"]
+        # "App users" in the back office, apart from the staff logins ("Users" of Django's
+        # own authentication app).
+        verbose_name = "app user"
 
     def __str__(self):
         return f"{self.name} <{self.email}>"

@@ -206,3 +206,12 @@ def test_spaces_cannot_be_deleted_from_the_back_office(superuser_client, space):
     response = superuser_client.post(url("space", "delete", space.pk), {"post": "yes"})
     assert response.status_code == 403
     assert Space.objects.filter(pk=space.pk).exists()
+
+
+def test_the_index_is_branded_with_one_users_entry_and_no_view_site_link(superuser_client):
+    page = superuser_client.get(reverse("admin:index")).content.decode()
+    assert "<title>Spaces, polls, webhooks and limits | Scheduling Poll back office</title>" in page
+    assert "Django administration" not in page
+    assert ">View site<" not in page
+    assert page.count(">Users<") == 1  # the staff logins of Django's authentication app
+    assert ">App users<" in page  # the people of the app (spaces.User)
