@@ -54,6 +54,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "core.api.middleware.RequestContextMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # The back office's CSS and JavaScript (collected into STATIC_ROOT by collectstatic),
+    # served by every web process: no separate file server is needed.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -192,6 +195,12 @@ SPECTACULAR_SETTINGS = {
 # --- Static files, time, logging -------------------------------------------------------
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "static"
+# Compressed copies next to the files; names stay unhashed, so a page rendered before
+# collectstatic (tests) still works. Browsers revalidate them (WhiteNoise's short max-age).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
