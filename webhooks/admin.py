@@ -15,7 +15,7 @@ from django.utils.html import format_html, format_html_join
 
 from core.backoffice import report
 from core.errors import ServiceError
-from webhooks import selectors, services
+from webhooks import selectors, services, targets
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
 
 
@@ -165,6 +165,8 @@ class EndpointAdmin(admin.ModelAdmin):
                     form.secret,
                 ),
             )
+        if targets.private_switch_needed(obj.url):
+            messages.warning(request, f"Note: {targets.PRIVATE_SWITCH_WARNING}.")
 
     def delete_model(self, request, obj):
         services.delete_endpoint(endpoint=obj)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 
 import requests
+from django.conf import settings
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
@@ -174,7 +175,9 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> O
             finally:
                 response.close()
         except targets.ForbiddenTarget as exc:
-            error = str(exc)
+            error = f"refused: {exc}"
+            if not settings.WEBHOOKS_ALLOW_PRIVATE_URLS:
+                error += " (WEBHOOKS_ALLOW_PRIVATE_URLS is off in the sending process)"
         except requests.exceptions.SSLError as exc:
             error = f"TLS error: {_reason(exc)}"
         except (requests.exceptions.Timeout, requests.exceptions.ConnectionError) as exc:

@@ -392,6 +392,24 @@ def _finish(claim: Claim, outcome: sender.Outcome, *, canceled: bool = False) ->
             _count_outcome(delivery.endpoint_id, fields.get("status"), now)
     for name, value in fields.items():
         setattr(delivery, name, value)
+    if not outcome.ok:
+        _log_failure(claim, outcome, fields)
+
+
+def _log_failure(claim: Claim, outcome: sender.Outcome, fields: dict) -> None:
+    """One line per failed attempt, saying what happens next."""
+    delivery = claim.delivery
+    if fields.get("status") == Delivery.Status.CANCELED:
+        then = "canceled"
+    elif fields.get("status") == Delivery.Status.FAILED:
+        then = "failed: no attempt left"
+    else:
+        then = f"retry at {instant(fields['next_attempt_at'])}"
+    logger.warning("webhook attempt failed", extra={
+        "endpoint": delivery.endpoint_id, "event": delivery.event_id, "event_type": delivery.event.type,
+        "delivery": delivery.pk, "attempt": claim.attempt.pk, "attempt_number": delivery.attempts,
+        "status_code": outcome.status_code, "error": outcome.error, "then": then,
+    })
 
 
 def _count_outcome(endpoint_id: str, status: str | None, now: datetime) -> None:

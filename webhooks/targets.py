@@ -19,17 +19,22 @@ class ForbiddenTarget(Exception):
     """The URL or the address it leads to may not receive webhooks; the message says why."""
 
 
-def check_address(address: str) -> None:
+def _allow_private(allow_private: bool | None) -> bool:
+    """The development switch: as given, or WEBHOOKS_ALLOW_PRIVATE_URLS."""
+    return settings.WEBHOOKS_ALLOW_PRIVATE_URLS if allow_private is None else allow_private
+
+
+def check_address(address: str, *, allow_private: bool | None = None) -> None:
     """Raise ForbiddenTarget unless webhooks may connect to this IP address (a string as
     getaddrinfo returns it; an IPv6 scope such as `%eth0` is ignored)."""
-    if settings.WEBHOOKS_ALLOW_PRIVATE_URLS:
+    if _allow_private(allow_private):
         return
     reason = forbidden_reason(ipaddress.ip_address(address.split("%", 1)[0]))
     if reason:
         raise ForbiddenTarget(f"{reason}; webhooks are only sent to public addresses")
 
 
-def resolve(host: str, port: int) -> list[tuple]:
+def resolve(host: str, port: int, *, allow_private: bool | None = None) -> list[tuple]:
     """getaddrinfo for a TCP connection, every answer vetted: one forbidden address makes
     the whole name forbidden. Returns the getaddrinfo tuples to connect to, in order."""
     try:
@@ -39,11 +44,11 @@ def resolve(host: str, port: int) -> list[tuple]:
     if not answers:
         raise ForbiddenTarget(f"the host {host!r} has no address")
     for answer in answers:
-        check_address(answer[4][0])
+        check_address(answer[4][0], allow_private=allow_private)
     return answers
 
 
-def check_url(url: str, *, resolve_host: bool = True) -> str:
+def check_url(url: str, *, resolve_host: bool = True, allow_private: bool | None = None) -> str:
     """Validate an endpoint URL and return it stripped. https only, at most 2048
     characters, no user name or password, and a host that is (or resolves only to)
     public addresses. WEBHOOKS_ALLOW_PRIVATE_URLS (development only) also allows http
@@ -60,7 +65,7 @@ def check_url(url: str, *, resolve_host: bool = True) -> str:
         port = parts.port
     except ValueError as exc:
         raise ForbiddenTarget(f"the URL is not valid ({exc})") from None
-    allowed_schemes = ("https", "http") if settings.WEBHOOKS_ALLOW_PRIVATE_URLS else ("https",)
+    allowed_schemes = ("https", "http") if _allow_private(allow_private) else ("https",)
     if parts.scheme.lower() not in allowed_schemes:
         raise ForbiddenTarget("the URL must start with https://")
     if "@" in parts.netloc:
@@ -69,5 +74,25 @@ def check_url(url: str, *, resolve_host: bool = True) -> str:
     if not host:
         raise ForbiddenTarget("the URL has no host")
     if resolve_host:
-        resolve(host, port or (443 if parts.scheme.lower() == "https" else 80))
+        resolve(host, port or (443 if parts.scheme.lower() == "https" else 80), allow_private=allow_private)
     return url
+
+
+def private_switch_needed(url: str) -> bool:
+    """Whether `url` passes only because WEBHOOKS_ALLOW_PRIVATE_URLS is on in this process
+    (plain http, or a private or loopback host): every process that sends webhooks needs
+    the switch too, or each delivery to it is refused."""
+    if not settings.WEBHOOKS_ALLOW_PRIVATE_URLS:
+        return False
+    try:
+        check_url(url, allow_private=False)
+    except ForbiddenTarget:
+        return True
+    return False
+
+
+PRIVATE_SWITCH_WARNING = (
+    "this URL is accepted only because WEBHOOKS_ALLOW_PRIVATE_URLS=true here (development only): the process that "
+    "sends webhooks (manage.py runjobs, as bin/serve starts it, or the Celery worker) needs the same setting, or "
+    "every delivery to it is refused"
+)

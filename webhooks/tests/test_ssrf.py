@@ -178,7 +178,8 @@ def test_dns_rebinding_is_stopped_at_connect_time(space, dns, raw_receiver, make
     run_worker()
     attempt = Attempt.objects.get()
     assert not attempt.succeeded
-    assert attempt.error == "127.0.0.1 is in 127.0.0.0/8: loopback (RFC 1122); webhooks are only sent to public addresses"
+    assert attempt.error == ("refused: 127.0.0.1 is in 127.0.0.0/8: loopback (RFC 1122); webhooks are only sent to "
+                             "public addresses (WEBHOOKS_ALLOW_PRIVATE_URLS is off in the sending process)")
     assert raw_receiver.connections == 0
 
 
@@ -188,7 +189,39 @@ def test_a_url_saved_under_the_development_switch_is_refused_once_it_is_off(hook
     services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
     run_worker()
     assert receiver.log == []
-    assert Attempt.objects.get().error == "the URL must start with https://"
+    assert Attempt.objects.get().error == (
+        "refused: the URL must start with https:// (WEBHOOKS_ALLOW_PRIVATE_URLS is off in the sending process)"
+    )
+
+
+def test_every_failed_attempt_is_logged_with_what_happens_next(hook, receiver, space, settings, caplog):
+    receiver.expect_request("/hook").respond_with_data("no", status=500)
+    event = services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    with caplog.at_level("WARNING", logger="service.webhooks"):
+        run_worker()
+    [record] = [r for r in caplog.records if r.getMessage() == "webhook attempt failed"]
+    delivery = Attempt.objects.get().delivery
+    assert record.levelname == "WARNING"
+    assert (record.endpoint, record.event, record.event_type, record.delivery, record.attempt_number) == (
+        hook[0].pk, event.pk, "poll.created", delivery.pk, 1)
+    assert (record.status_code, record.error) == (500, "HTTP 500")
+    assert record.then.startswith("retry at ") and record.then.endswith("Z")
+
+
+def test_an_endpoint_that_needs_the_development_switch_is_flagged_where_it_is_added(space, settings, capsys):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.WEBHOOKS_ALLOW_PRIVATE_URLS = True
+    assert targets.private_switch_needed("http://127.0.0.1:9001/hook")
+    assert targets.private_switch_needed("https://10.1.2.3/hook")
+    assert not targets.private_switch_needed("https://93.184.216.34/hook")
+    err = StringIO()
+    call_command("webhooks", "add", space.pk, "http://127.0.0.1:9001/hook", stdout=StringIO(), stderr=err)
+    assert "Warning: this URL is accepted only because WEBHOOKS_ALLOW_PRIVATE_URLS=true here" in err.getvalue()
+    settings.WEBHOOKS_ALLOW_PRIVATE_URLS = False
+    assert not targets.private_switch_needed("http://127.0.0.1:9001/hook")  # refused outright instead
 
 
 def test_the_sender_connects_to_the_address_it_vetted(dns, receiver, make_endpoint, space):

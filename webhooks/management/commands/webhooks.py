@@ -5,7 +5,7 @@ from django.core.management.base import CommandError
 
 from core.commands import GroupCommand, optional_instant
 from spaces.commands import space_or_error
-from webhooks import selectors, services
+from webhooks import selectors, services, targets
 from webhooks.models import EVENT_TYPES, Delivery, Endpoint
 
 
@@ -61,6 +61,8 @@ class Command(GroupCommand):
         endpoint, secret = services.create_endpoint(space=space, url=url, event_types=parse_events(events))
         self.stderr.write(f"Endpoint {endpoint.id} added to space {space.id}. "
                           "Store the secret now: it cannot be shown again.")
+        if targets.private_switch_needed(endpoint.url):
+            self.stderr.write(f"Warning: {targets.PRIVATE_SWITCH_WARNING}.")
         text = f"id: {endpoint.id}\nsecret: {secret}"
         return {**endpoint_dict(endpoint), "secret": secret}, text
 
