@@ -1,8 +1,13 @@
 """Gunicorn settings shared by `bin/serve` and the Procfile's web process.
 
 Environment: HOST (default 127.0.0.1) and PORT (default 8000) make the address;
-WEB_CONCURRENCY is the number of worker processes (default 2), WEB_THREADS the threads of
-each (default 4). Options given on the command line win over these.
+WEB_CONCURRENCY is the number of worker processes (default 2), WEB_CONNECTIONS the
+connections each serves at once (default 1000). Options given on the command line win.
+
+Workers are gevent's: every connection is a greenlet, so clients that send their headers or
+body slowly (or never) cost a little memory each instead of a thread, and cannot stall the
+requests of others (slowloris). psycopg 3 and redis-py cooperate with gevent; SQLite calls
+are short and block their worker only while they run.
 """
 
 import os
@@ -10,9 +15,9 @@ import os
 from gunicorn import util as gunicorn_util
 
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
-worker_class = "gthread"
+worker_class = "gevent"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-threads = int(os.environ.get("WEB_THREADS", "4"))
+worker_connections = int(os.environ.get("WEB_CONNECTIONS", "1000"))
 timeout = 30
 graceful_timeout = 30
 # Gunicorn answers a request line over 8 KiB with an HTML 414 of its own; 0 raises its cap

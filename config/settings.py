@@ -103,8 +103,28 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 else:
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
-    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+    # PostgreSQL. Every wait is bounded, so that a database that is down, frozen or holding
+    # a lock gives a 503 in seconds instead of a hang: connecting (libpq connect_timeout),
+    # each statement and each lock wait (server side), and taking a connection from the
+    # pool. Connections come from a pool per process (psycopg_pool), returned after each
+    # request: under gevent a connection per client connection would exhaust the server.
+    DB_CONNECT_TIMEOUT = env.int("DB_CONNECT_TIMEOUT", default=3)
+    DB_STATEMENT_TIMEOUT_MS = env.int("DB_STATEMENT_TIMEOUT_MS", default=15000)
+    DB_LOCK_TIMEOUT_MS = env.int("DB_LOCK_TIMEOUT_MS", default=3000)
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # the pool checks a connection before lending it
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "connect_timeout": DB_CONNECT_TIMEOUT,
+            "options": f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS}",
+            "pool": {
+                "min_size": 0,
+                "max_size": env.int("DB_POOL_SIZE", default=10),
+                "timeout": DB_CONNECT_TIMEOUT + 2,  # waiting for a free connection
+                "max_idle": 300,
+            },
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis and Celery ------------------------------------------------------------------
@@ -130,6 +150,9 @@ RATELIMIT_UNAVAILABLE_RETRY_AFTER = env.int("RATELIMIT_UNAVAILABLE_RETRY_AFTER",
 RATELIMIT_STORE_TIMEOUT = env.float("RATELIMIT_STORE_TIMEOUT", default=0.25)
 # Largest request body accepted, in bytes; a larger one is a VALIDATION_ERROR.
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=256 * 1024)
+# Requests each web process runs through Django at once (config/wsgi.py); each may hold a
+# database connection, so this times WEB_CONCURRENCY bounds the web processes' connections.
+WEB_CONCURRENT_REQUESTS = env.int("WEB_CONCURRENT_REQUESTS", default=4)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 MAX_POLL_OPTIONS = env.int("MAX_POLL_OPTIONS", default=100)
 # Content moderation: a dotted path to a callable(texts: dict[str, str]) -> list[str]

@@ -1,4 +1,5 @@
 import os
+import threading
 from io import BytesIO
 
 from django.core.wsgi import get_wsgi_application
@@ -8,33 +9,44 @@ django_application = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402  (configured by the line above)
 
+# Requests run through Django at once in this process; each may hold a database connection.
+# Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn
+# cooperatively, with their bodies already read.
+_slots = threading.BoundedSemaphore(settings.WEB_CONCURRENT_REQUESTS)
+
 
 def application(environ, start_response):
-    """Django's application, able to read a `Transfer-Encoding: chunked` request body, and
-    closing the connection after a body too large to read.
+    """Django's application, behind a body reader and a bound on concurrent requests.
 
-    Gunicorn decodes a chunked body and says so with `wsgi.input_terminated`, but it has no
-    CONTENT_LENGTH, and Django reads only CONTENT_LENGTH bytes: it would see an empty body.
-    Read it here, at most one byte more than MAX_REQUEST_BODY_BYTES so that the parser can
-    still refuse it as too large, and give Django its length.
+    The body is read here, before the request takes one of the WEB_CONCURRENT_REQUESTS
+    slots: a client that sends it slowly (or never) holds no slot and no database
+    connection. At most one byte more than MAX_REQUEST_BODY_BYTES is read, so that the
+    parser can still refuse it as too large. This also serves `Transfer-Encoding: chunked`:
+    gunicorn decodes such a body (`wsgi.input_terminated`) but gives no CONTENT_LENGTH, and
+    Django reads only CONTENT_LENGTH bytes; here it gets the length of what was read.
 
     A body over the limit is never read to its end. Gunicorn would announce
     `Connection: keep-alive`, try to skip the rest (at most 64 KiB) and then drop the
     connection anyway; the answer says `Connection: close` instead."""
     limit = settings.MAX_REQUEST_BODY_BYTES
-    if (
+    chunked = (
         environ.get("wsgi.input_terminated")
         and not environ.get("CONTENT_LENGTH")
         and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
-    ):
-        body = environ["wsgi.input"].read(limit + 1)
+    )
+    declared = _declared_length(environ)
+    if chunked or 0 < declared <= limit:
+        body = environ["wsgi.input"].read(limit + 1 if chunked else declared)
         environ["wsgi.input"] = BytesIO(body)
         environ["CONTENT_LENGTH"] = str(len(body))
         if len(body) > limit:
             _close_after(start_response)
-    elif _declared_length(environ) > limit:
+    elif declared > limit:
         _close_after(start_response)
-    return django_application(environ, start_response)
+    with _slots:
+        response = django_application(environ, start_response)
+        # Django's responses are built in full (no streaming): their content is ready here.
+        return response
 
 
 def _declared_length(environ) -> int:

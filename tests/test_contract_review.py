@@ -195,7 +195,7 @@ def gunicorn(tmp_path_factory):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
-    env.update(HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", WEB_THREADS="1", LOG_LEVEL="WARNING",
+    env.update(HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", WEB_CONCURRENT_REQUESTS="1", LOG_LEVEL="WARNING",
                DATABASE_URL=f"sqlite:///{tmp_path_factory.mktemp('gunicorn') / 'unused.sqlite3'}")
     root = Path(__file__).resolve().parents[1]
     process = subprocess.Popen(

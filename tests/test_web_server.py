@@ -30,7 +30,8 @@ def server(tmp_path_factory):
                DATABASE_URL=f"sqlite:///{tmp_path_factory.mktemp('web') / 'db.sqlite3'}",
                RATELIMIT_PER_MINUTE="100000", RATELIMIT_PER_DAY="100000")
     env.pop("WEB_CONCURRENCY", None)
-    env.pop("WEB_THREADS", None)
+    env.pop("WEB_CONCURRENT_REQUESTS", None)
+    env.pop("WEB_CONNECTIONS", None)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     demo = subprocess.run([sys.executable, "manage.py", "demo", "--json", "--base-url", f"http://127.0.0.1:{port}"],
                           cwd=ROOT, env=env, check=True, capture_output=True, text=True)
@@ -109,3 +110,30 @@ def test_a_body_within_the_limit_keeps_the_connection_usable(server):
         assert json.loads(payload)["error"]["message"] == "x: unknown field"
         connection.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         assert read_response(connection)[0] == 200
+
+
+def test_slow_clients_do_not_stall_the_api(server):
+    """50 connections that never finish their headers and 8 that never finish their body
+    (slowloris) hold no thread: a normal request is still answered within a second."""
+    port, key = server
+    slow = []
+    try:
+        for _ in range(50):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+            connection.sendall(b"GET /v1/polls HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            slow.append(connection)
+        for _ in range(8):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+            connection.sendall(post_polls(key, 1000) + b'{"title": "')
+            slow.append(connection)
+        time.sleep(1.0)  # every slow connection has reached the server
+        for request in (b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                        f"GET /v1/polls HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+                        f"Connection: close\r\n\r\n".encode()):
+            started = time.monotonic()
+            status, _, _ = exchange(port, request, timeout=5)
+            assert status == 200
+            assert time.monotonic() - started < 1.0
+    finally:
+        for connection in slow:
+            connection.close()
