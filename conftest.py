@@ -19,19 +19,22 @@ from spaces import services as space_services
 
 
 def pytest_collection_modifyitems(config, items):
-    """Browser tests need Chromium (Debian's package). Without it they are deselected with a
-    note, except under CI, where they run and fail: CI must not pass without them."""
+    """Tests that need what a run may not have are left out with a note (deselected, not
+    skipped): PostgreSQL-only tests on the SQLite run (CI runs both), and browser tests
+    without Chromium (Debian's package), except under CI, where they run and fail."""
     chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-    if os.path.exists(chromium) or os.environ.get("CI"):
-        return
-    browser = [item for item in items if item.get_closest_marker("browser")]
-    if browser:
-        items[:] = [item for item in items if not item.get_closest_marker("browser")]
-        config.hook.pytest_deselected(items=browser)
-        config.get_terminal_reporter().write_line(
-            f"note: {len(browser)} browser test(s) deselected: {chromium} not found "
-            "(Debian: apt-get install chromium; or set CHROMIUM=/path/to/chromium)"
-        )
+    on_postgresql = os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://", "pgsql://"))
+    reasons = {
+        "postgresql": None if on_postgresql else "they run when DATABASE_URL is a PostgreSQL database",
+        "browser": None if os.path.exists(chromium) or os.environ.get("CI") else (
+            f"{chromium} not found (Debian: apt-get install chromium; or set CHROMIUM=/path/to/chromium)"),
+    }
+    for marker, reason in reasons.items():
+        left_out = [item for item in items if item.get_closest_marker(marker)] if reason else []
+        if left_out:
+            items[:] = [item for item in items if not item.get_closest_marker(marker)]
+            config.hook.pytest_deselected(items=left_out)
+            config.pluginmanager.get_plugin("terminalreporter").write_line(f"note: {len(left_out)} {marker} test(s) deselected: {reason}")
 
 
 @cache

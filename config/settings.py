@@ -112,7 +112,10 @@ else:
     DB_STATEMENT_TIMEOUT_MS = env.int("DB_STATEMENT_TIMEOUT_MS", default=15000)
     DB_LOCK_TIMEOUT_MS = env.int("DB_LOCK_TIMEOUT_MS", default=3000)
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # the pool checks a connection before lending it
+    # No check query when a pooled connection is lent: on a frozen server it would hang
+    # outside any request deadline. A connection that died while idle fails its request
+    # (503) once and is discarded.
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "connect_timeout": DB_CONNECT_TIMEOUT,
@@ -125,6 +128,9 @@ else:
             },
         }
     )
+# A web request still in the database after this many seconds has its PostgreSQL
+# connections cut (core.dbguard): a frozen server gives a 503, not a hang. 0: no deadline.
+DB_REQUEST_TIMEOUT = env.float("DB_REQUEST_TIMEOUT", default=10.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis and Celery ------------------------------------------------------------------
@@ -146,6 +152,8 @@ MAINTENANCE_RETRY_AFTER = env.int("MAINTENANCE_RETRY_AFTER", default=300)
 RATELIMIT_PER_MINUTE = env.int("RATELIMIT_PER_MINUTE", default=60)
 RATELIMIT_PER_DAY = env.int("RATELIMIT_PER_DAY", default=5000)
 RATELIMIT_UNAVAILABLE_RETRY_AFTER = env.int("RATELIMIT_UNAVAILABLE_RETRY_AFTER", default=60)
+# Retry-After of the 503 answered when the database fails a request (down, frozen, timed out).
+DATABASE_UNAVAILABLE_RETRY_AFTER = env.int("DATABASE_UNAVAILABLE_RETRY_AFTER", default=30)
 # Seconds the limiter waits for Redis (connect, then answer) before failing closed (503).
 RATELIMIT_STORE_TIMEOUT = env.float("RATELIMIT_STORE_TIMEOUT", default=0.25)
 # Largest request body accepted, in bytes; a larger one is a VALIDATION_ERROR.

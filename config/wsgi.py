@@ -9,6 +9,8 @@ django_application = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402  (configured by the line above)
 
+from core.dbguard import RequestDeadline  # noqa: E402
+
 # Requests run through Django at once in this process; each may hold a database connection.
 # Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn
 # cooperatively, with their bodies already read.
@@ -43,10 +45,9 @@ def application(environ, start_response):
             _close_after(start_response)
     elif declared > limit:
         _close_after(start_response)
-    with _slots:
-        response = django_application(environ, start_response)
+    with _slots, RequestDeadline(settings.DB_REQUEST_TIMEOUT):
         # Django's responses are built in full (no streaming): their content is ready here.
-        return response
+        return django_application(environ, start_response)
 
 
 def _declared_length(environ) -> int:

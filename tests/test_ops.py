@@ -337,3 +337,28 @@ def test_app_and_cdn_urls_default_to_the_served_port(environment, expected):
     done = subprocess.run([sys.executable, "manage.py", "shell", "-v0", "-c", code], cwd=ROOT, env={**env, **environment},
                           capture_output=True, text=True, timeout=60, check=True)
     assert tuple(done.stdout.split()) == expected
+
+
+# --- Database failures on the request path -------------------------------------------------
+
+
+def _database_down(*args, **kwargs):
+    raise OperationalError("connection to server at 10.0.0.5 failed: Connection refused")
+
+
+def test_a_database_error_inside_a_view_is_a_503_with_retry_after(api, caplog, monkeypatch):
+    monkeypatch.setattr("polls.selectors.list_polls", _database_down)
+    response = api.get("/v1/polls")
+    assert (response.status_code, response["Retry-After"]) == (503, "30")
+    assert response.body == {"error": {"code": "SERVICE_UNAVAILABLE",
+                                       "message": "The database is unavailable; try again later."}}
+    assert b"10.0.0.5" not in response.content
+    assert any(record.getMessage() == "database unavailable" for record in caplog.records)
+
+
+def test_a_database_error_before_any_view_is_a_503_too(anon, db, monkeypatch):
+    """The maintenance check runs first, in the base view: the database fails there."""
+    monkeypatch.setattr("core.api.views.maintenance_enabled", _database_down)
+    response = anon.get("/v1/polls")
+    assert (response.status_code, response["Retry-After"], response.body["error"]["code"]) == (
+        503, "30", "SERVICE_UNAVAILABLE")

@@ -7,7 +7,9 @@ via `exception_handler`, Django-level failures (unknown routes, crashes outside 
 
 import logging
 
+from django.conf import settings
 from django.core.exceptions import SuspiciousOperation, TooManyFieldsSent
+from django.db import InterfaceError, OperationalError
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
@@ -145,8 +147,22 @@ def exception_handler(exc, context):
                         {"WWW-Authenticate": 'Bearer realm="api"'})
     if isinstance(exc, (exceptions.NotFound, exceptions.MethodNotAllowed)):
         return _respond(404, "NOT_FOUND", NotFound.default_message)
+    if isinstance(exc, DATABASE_ERRORS):
+        return _respond(*database_unavailable(request, exc))
     log_crash(request, exc)
     return _respond(500, "INTERNAL_ERROR", "An unexpected error occurred.")
+
+
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+
+
+def database_unavailable(request, exc) -> tuple[int, str, str, dict]:
+    """The answer to a database that cannot be reached, is frozen, or timed out (a
+    statement, a lock wait, a free pooled connection): 503, never a 500 or a hang."""
+    request_id = getattr(request, "request_id", None) if request is not None else None
+    logger.warning("database unavailable", extra={"error": str(exc)[:300], "request_id": request_id})
+    return (503, "SERVICE_UNAVAILABLE", "The database is unavailable; try again later.",
+            {"Retry-After": str(settings.DATABASE_UNAVAILABLE_RETRY_AFTER)})
 
 
 def log_crash(request, exc) -> None:

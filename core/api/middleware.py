@@ -5,7 +5,7 @@ import re
 import time
 import uuid
 
-from core.api.errors import error_response, log_crash
+from core.api.errors import DATABASE_ERRORS, database_unavailable, error_response, log_crash
 
 access_log = logging.getLogger("service.access")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # fullmatch: `$` would let a final newline in
@@ -42,5 +42,7 @@ class RequestContextMiddleware:
     def process_exception(self, request, exception):
         if not is_api_path(request.path):
             return None
+        if isinstance(exception, DATABASE_ERRORS):  # e.g. in the maintenance check
+            return error_response(*database_unavailable(request, exception))
         log_crash(request, exception)
         return error_response(500, "INTERNAL_ERROR", "An unexpected error occurred.")

@@ -32,8 +32,9 @@ ERRORS = {
             "or `WEBHOOK_NOT_FOUND`.", RATELIMIT_HEADERS, False),
     "429": ("`RATE_LIMIT_EXCEEDED`: a window of the space is exhausted.", {**RETRY_AFTER, **RATELIMIT_HEADERS}, True),
     "500": ("`INTERNAL_ERROR`: an unexpected failure; nothing was half-done.", {}, False),
-    "503": ("`SERVICE_UNAVAILABLE`: maintenance (`Retry-After: 300`), or the rate-limit store is unreachable "
-            "(`Retry-After: 60`). No RateLimit headers.", RETRY_AFTER, True),
+    "503": ("`SERVICE_UNAVAILABLE`: maintenance (`Retry-After: 300`), the rate-limit store is unreachable "
+            "(`Retry-After: 60`), or the database is (`Retry-After: 30`; it is down, frozen or too slow: "
+            "the answer comes within seconds, never as a hang). No RateLimit headers.", RETRY_AFTER, True),
 }
 
 # The public operation (the OpenAPI document) has no key, limits or ids to refuse.

@@ -1,0 +1,71 @@
+"""A deadline for the database work of one request.
+
+The server-side bounds (statement_timeout, lock_timeout) end a slow query, and libpq's
+connect_timeout a connection attempt, but nothing ends a query sent to a server that has
+stopped answering altogether (a frozen process, a lost network path: the kernel still
+acknowledges the bytes, so TCP timeouts never fire). `RequestDeadline` does: when a request
+is still running after its deadline, the sockets of the PostgreSQL connections it uses are
+shut down, which makes the waiting query fail at once (OperationalError, answered as 503
+SERVICE_UNAVAILABLE) and the connection is discarded. The timer is a thread (a greenlet
+under gevent), so it fires while the request waits on the database.
+"""
+
+import logging
+import os
+import socket
+import threading
+
+from django.db import connections
+from django.db.backends.signals import connection_created
+
+logger = logging.getLogger("service.database")
+
+_local = threading.local()  # per thread, or per greenlet under gevent
+
+
+def _watch(sender, connection, **kwargs) -> None:
+    watched = getattr(_local, "watched", None)
+    if watched is not None and connection.vendor == "postgresql":
+        watched.append(connection)
+
+
+connection_created.connect(_watch, dispatch_uid="core.dbguard")
+
+
+class RequestDeadline:
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.watched: list = []
+        self.expired = False
+        self._timer: threading.Timer | None = None
+
+    def __enter__(self) -> "RequestDeadline":
+        if self.seconds > 0:
+            _local.watched = self.watched
+            # Connections this thread keeps open from an earlier request count too.
+            self.watched.extend(db for db in connections.all(initialized_only=True)
+                                if db.vendor == "postgresql" and db.connection is not None)
+            self._timer = threading.Timer(self.seconds, self._expire)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        _local.watched = None
+
+    def _expire(self) -> None:
+        self.expired = True
+        for db in list(self.watched):
+            raw = db.connection
+            if raw is None or raw.closed:
+                continue
+            try:
+                # A duplicate of the descriptor: shutdown acts on the socket itself and wakes
+                # the blocked read; closing the duplicate leaves libpq's descriptor alone.
+                with socket.socket(fileno=os.dup(raw.pgconn.socket)) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                continue
+            logger.warning("database work of a request cut off at its deadline", extra={"seconds": self.seconds})

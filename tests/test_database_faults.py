@@ -1,0 +1,219 @@
+"""A PostgreSQL that is stopped, frozen or holding a lock: the API answers 503
+SERVICE_UNAVAILABLE with Retry-After within seconds, never a 500 or a hang, and recovers
+when the database does. A real web process (config/gunicorn.py) talks to the test database
+through a TCP proxy that the test can stop or freeze; the embedded rate-limit store keeps
+the database on every request's path (maintenance check, key lookup, counter).
+
+PostgreSQL only: deselected on SQLite (conftest.py)."""
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db import connection
+
+from ratelimit.models import Counter
+
+pytestmark = [pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[1]
+REQUEST_DEADLINE, CONNECT_TIMEOUT, LOCK_TIMEOUT_MS = 3, 2, 2000
+
+
+class Proxy:
+    """Forwards TCP connections to the database. `stop()`: existing connections are cut and
+    new ones refused, like a server that went down. `freeze()`: connections are accepted
+    and bytes taken but nothing is forwarded, like a server process that hangs."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.stopped = False
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.stopped:
+                client.close()
+                continue
+            try:
+                upstream = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source, sink):
+        try:
+            while data := source.recv(65536):
+                while not self.flowing.wait(0.2):
+                    if self.stopped:
+                        return
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, sink):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def freeze(self):
+        self.flowing.clear()
+
+    def stop(self):
+        self.stopped = True
+        self._cut()
+
+    def restore(self):
+        self._cut()  # a frozen connection's state is unknown: start afresh
+        self.stopped = False
+        self.flowing.set()
+
+    def _cut(self):
+        with self.lock:
+            sockets, self.sockets = self.sockets, []
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def close(self):
+        self.stop()
+        self.listener.close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def service(make_space):
+    """(proxy, port, key, space): a web process whose database is behind the proxy."""
+    space, key = make_space()
+    db = connection.settings_dict
+    proxy = Proxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
+    port = free_port()
+    env = {name: value for name, value in os.environ.items() if name not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(
+        DATABASE_URL=f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", LOG_LEVEL="ERROR",
+        DB_REQUEST_TIMEOUT=str(REQUEST_DEADLINE), DB_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT),
+        DB_LOCK_TIMEOUT_MS=str(LOCK_TIMEOUT_MS), RATELIMIT_PER_MINUTE="100000", RATELIMIT_PER_DAY="100000",
+    )
+    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.py", "config.wsgi"],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while get(port, "/healthz")[0] != 200:
+            assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, "the web process did not start"
+            time.sleep(0.2)
+        yield proxy, port, key, space
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        proxy.close()
+
+
+def get(port: int, path: str, key: str | None = None, timeout: float = 30) -> tuple[int | None, dict, float]:
+    """(status, headers, seconds) of one request on a new connection; status None if the
+    server could not be reached."""
+    started = time.monotonic()
+    head = f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+    if key:
+        head += f"Authorization: Bearer {key}\r\n"
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall((head + "\r\n").encode())
+            received = b""
+            while chunk := sock.recv(65536):
+                received += chunk
+    except OSError:
+        return None, {}, time.monotonic() - started
+    status_line, *lines = received.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    return int(status_line.split()[1]), headers, time.monotonic() - started
+
+
+def assert_unavailable(answer, within: float, retry_after: str = "30"):
+    status, headers, seconds = answer
+    assert status == 503, answer
+    assert headers["retry-after"] == retry_after and headers["content-type"] == "application/json"
+    assert seconds < within, f"answered after {seconds:.1f} s"
+
+
+def recovers(port: int, key: str, within: float = 20) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if get(port, "/v1/polls", key)[0] == 200:
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_a_stopped_database_gives_503_quickly_and_the_service_recovers(service):
+    proxy, port, key, _ = service
+    assert get(port, "/v1/polls", key)[0] == 200
+    proxy.stop()
+    for _ in range(3):  # the pooled connection is cut; new ones are refused
+        assert_unavailable(get(port, "/v1/polls", key), within=CONNECT_TIMEOUT + 2 + 4)
+    proxy.restore()
+    assert recovers(port, key)
+
+
+def test_a_frozen_database_gives_503_at_the_request_deadline_and_the_service_recovers(service):
+    proxy, port, key, _ = service
+    assert get(port, "/v1/polls", key)[0] == 200
+    proxy.freeze()
+    assert_unavailable(get(port, "/v1/polls", key), within=REQUEST_DEADLINE + 4)
+    # A new connection to the frozen server never completes: its own timeout applies.
+    assert_unavailable(get(port, "/v1/polls", key), within=CONNECT_TIMEOUT + 2 + 4)
+    assert get(port, "/healthz")[0] == 200  # the process itself is fine
+    proxy.restore()
+    assert recovers(port, key)
+
+
+@contextmanager
+def counter_row_locked(space_id: str):
+    """Another session holds the space's rate-limit counter row (SELECT ... FOR UPDATE)."""
+    db = connection.settings_dict
+    with psycopg.connect(host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"],
+                         password=db["PASSWORD"] or None, dbname=db["NAME"]) as other:
+        other.execute(f"SELECT 1 FROM {Counter._meta.db_table} WHERE space_id = %s FOR UPDATE", [space_id])
+        yield
+        other.rollback()
+
+
+def test_a_locked_counter_row_gives_503_within_the_lock_timeout(service):
+    _, port, key, space = service
+    assert get(port, "/v1/polls", key)[0] == 200  # the counter row exists now
+    assert Counter.objects.filter(space_id=space.pk).exists()
+    with counter_row_locked(space.pk):
+        # The counter's store (the database here) failed: the rate limiter's own 503.
+        assert_unavailable(get(port, "/v1/polls", key), within=LOCK_TIMEOUT_MS / 1000 + 4, retry_after="60")
+    assert get(port, "/v1/polls", key)[0] == 200
