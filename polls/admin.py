@@ -21,11 +21,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
-from core.api.errors import ApiError, flatten_validation_errors
+from core.api.errors import flatten_validation_errors
 from core.errors import ServiceError
 from polls import selectors, services
 from polls.models import Option, Participant, Poll
-from polls.serializers import SETTINGS, poll_input_serializer
+from polls.rules import SETTINGS
+from polls.serializers import poll_input_serializer
 from spaces.models import Space
 
 EDITABLE = [*services.DETAILS, *services.SETTING_COLUMNS]
@@ -118,8 +119,8 @@ class PollAddForm(forms.ModelForm):
             raise ValidationError(flatten_validation_errors(serializer.errors))
         try:
             self.created, _ = services.create_poll(space=cleaned["space"], data=serializer.validated_data)
-        except ApiError as exc:
-            raise ValidationError(exc.message)
+        except ServiceError as exc:
+            raise ValidationError(str(exc))
         return cleaned
 
     def _body(self, cleaned) -> dict:

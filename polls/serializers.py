@@ -26,10 +26,10 @@ from core.api.fields import (
     StrictListField,
     StrictSerializer,
 )
-from polls.generators import WEEKDAYS, Generator, matching_days
+from polls.generators import WEEKDAYS, matching_days
+from polls.rules import MAX_DURATION, MIN_DURATION, as_generator
 from polls.timezones import InvalidTimeZone, canonical_time_zone
 
-MIN_DURATION, MAX_DURATION = 15, 1440
 MAX_GENERATORS = 10
 MAX_GENERATOR_DAYS = 365
 
@@ -178,15 +178,6 @@ class GeneratorInput(StrictSerializer):
         return attrs
 
 
-SETTINGS = {
-    "requireEmail": ("require_email", False, "Respondents must give an e-mail address."),
-    "hideParticipants": ("hide_participants", False, "Respondents cannot see each other."),
-    "hideScores": ("hide_scores", False, "Respondents cannot see the totals."),
-    "disableComments": ("disable_comments", True, "Comments are off."),
-    "allowTentativeVotes": ("allow_tentative_votes", True, "Respondents may answer `ifNeedBe`."),
-}
-
-
 class PollInputBase(StrictSerializer):
     title = StrictCharField(max_length=255, help_text="Trimmed; 1-255 characters.")
     description = StrictCharField(max_length=1000, required=False, allow_blank=True, help_text="Trimmed; at most 1000 characters.")
@@ -253,17 +244,6 @@ class UnknownKindPollInput(PollInputBase):
 
 def _minutes(clock) -> int:
     return clock.hour * 60 + clock.minute
-
-
-def as_generator(item: dict, duration: int) -> Generator:
-    return Generator(
-        start_date=item["startDate"],
-        end_date=item["endDate"],
-        days=item["days"],
-        start=item["from"],
-        end=item["to"],
-        interval=item.get("interval") or duration,
-    )
 
 
 def poll_input_serializer(data) -> StrictSerializer:

@@ -10,14 +10,21 @@ from django.db import transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from core.api import errors
 from core.errors import ServiceError
 from core.formats import instant
 from polls.generators import slot_ranges, wall_clock_to_utc
 from polls.models import Option, Participant, Poll, Vote
 from polls.moderation import flagged_fields
+from polls.rules import (
+    MAX_DURATION,
+    MIN_DURATION,
+    SETTINGS,
+    InappropriateContent,
+    OrganizerNotMember,
+    TooManyOptions,
+    as_generator,
+)
 from polls.selectors import option_span, span_dict
-from polls.serializers import MAX_DURATION, MIN_DURATION, SETTINGS, as_generator
 from polls.timezones import get_zone
 from spaces.models import Space, User
 from webhooks.services import record_event
@@ -36,16 +43,15 @@ def create_poll(*, space: Space, data: dict) -> tuple[Poll, list[Option]]:
         count = len(dates)
         options = [Option(date=day) for day in dates] if count <= limit else None
     else:
-        options, complete = _time_options(data, time_zone, limit)
-        count = len(options) if complete else f"more than {limit}"
-    if options is None or len(options) > limit:
-        raise errors.TooManyOptions(
+        options, count = _time_options(data, time_zone, limit)
+    if options is None:
+        raise TooManyOptions(
             f"options: a poll may have at most {limit} options; this one has {count} after removing duplicates"
         )
     texts = {"title": data["title"], "description": data.get("description") or "", "location": data.get("location") or ""}
     flagged = flagged_fields(texts)
     if flagged:
-        raise errors.InappropriateContent("; ".join(f"{field}: flagged by content moderation" for field in flagged))
+        raise InappropriateContent("; ".join(f"{field}: flagged by content moderation" for field in flagged))
 
     now = timezone.now()
     poll = Poll(
@@ -92,15 +98,16 @@ def _resolve_organizer(space: Space, organizer: dict | None) -> User:
         .first()
     )
     if user is None:
-        raise errors.OrganizerNotMember()
+        raise OrganizerNotMember()
     return user
 
 
-def _time_options(data: dict, time_zone: str | None, limit: int) -> tuple[list[Option], bool]:
+def _time_options(data: dict, time_zone: str | None, limit: int) -> tuple[list[Option] | None, int]:
     """Explicit options and generated slots, in UTC, without duplicates (same start and
-    same duration), and whether that is all of them: generating stops as soon as there are
-    more than `limit`, so a request for a year of quarter-hours from ten generators is
-    refused after a few days' worth instead of after expanding them all."""
+    same duration), and how many there are. Slots are counted as Unix seconds in sets (a
+    year of quarter-hours from ten generators is about 350,000 integers: milliseconds);
+    the Option objects, which cost far more, are built only when the poll is within
+    `limit` (None otherwise)."""
     zone = get_zone(time_zone) if time_zone else None
     default_duration = data.get("duration")
     starts: dict[int, set[int]] = {}  # duration -> start instants
@@ -109,23 +116,18 @@ def _time_options(data: dict, time_zone: str | None, limit: int) -> tuple[list[O
         if start.tzinfo is None:  # wall clock in the poll's zone, or floating
             start = wall_clock_to_utc(start.date(), start.time(), zone)
         starts.setdefault(option.get("duration") or default_duration, set()).add(int(start.timestamp()))
-    explicit = sum(len(instants) for instants in starts.values())
-    complete = True
-    generated = starts.setdefault(default_duration, set())
-    others = explicit - len(generated)
     for item in data.get("generators") or ():
+        generated = starts.setdefault(default_duration, set())
         for seconds in slot_ranges(as_generator(item, default_duration), default_duration, zone):
-            generated.update(seconds)  # one day's window: at most 100 slots
-            if others + len(generated) > limit:
-                complete = False
-                break
-        if not complete:
-            break
+            generated.update(seconds)
+    count = sum(len(instants) for instants in starts.values())
+    if count > limit:
+        return None, count
     return [
         Option(start_time=datetime.fromtimestamp(start, UTC), duration=duration)
         for duration, instants in starts.items()
         for start in instants
-    ], complete
+    ], count
 
 
 # --- The lifecycle -------------------------------------------------------------------------

@@ -95,6 +95,8 @@ SECRET_OVERLAP = timedelta(hours=24)
 class EndpointLimitReached(ServiceError):
     """The space has MAX_PER_SPACE endpoints already."""
 
+    code = "TOO_MANY_WEBHOOKS"
+
 
 def clean_event_types(event_types: list[str] | None) -> list[str]:
     """The subscribed types in a fixed order; None means every type (EVENT_TYPES)."""

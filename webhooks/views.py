@@ -10,7 +10,6 @@ from rest_framework.response import Response
 
 from core.api import errors
 from core.api.views import ApiView
-from core.errors import ServiceError
 from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
 from webhooks import selectors, services
 from webhooks.models import Endpoint
@@ -68,12 +67,6 @@ def _get_endpoint(request, webhook_id: str) -> Endpoint:
     return endpoint
 
 
-def _refused(exc: ServiceError) -> errors.ApiError:
-    if isinstance(exc, services.EndpointLimitReached):
-        return errors.TooManyWebhooks(str(exc))
-    return errors.ValidationFailed(str(exc))
-
-
 class WebhookCollectionView(IdempotentCreate, ApiView):
     query_methods = ("get",)
 
@@ -113,12 +106,10 @@ class WebhookCollectionView(IdempotentCreate, ApiView):
             serializer = WebhookCreateInput(data=body)
             serializer.is_valid(raise_exception=True)
             data = serializer.validated_data
-            try:
-                endpoint, secret = services.create_endpoint(
-                    space=request.auth.space, url=data["url"], event_types=data.get("events")
-                )
-            except ServiceError as exc:
-                raise _refused(exc)
+            # A refusal (ServiceError) is answered with its code by the exception handler.
+            endpoint, secret = services.create_endpoint(
+                space=request.auth.space, url=data["url"], event_types=data.get("events")
+            )
             return {"data": {**selectors.endpoint_dict(endpoint), "secret": secret}}
 
         return self.create_idempotently(request, "createWebhook", create)
@@ -146,13 +137,10 @@ class WebhookDetailView(ApiView):
         serializer = WebhookUpdateInput(data=self.json_body(request))
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        try:
-            endpoint = services.update_endpoint(
-                endpoint=endpoint, url=data.get("url"), event_types=data.get("events"), enabled=data.get("enabled"),
-                disabled_reason="disabled through the API",
-            )
-        except ServiceError as exc:
-            raise _refused(exc)
+        endpoint = services.update_endpoint(
+            endpoint=endpoint, url=data.get("url"), event_types=data.get("events"), enabled=data.get("enabled"),
+            disabled_reason="disabled through the API",
+        )
         return Response({"data": selectors.endpoint_dict(endpoint)})
 
     @extend_schema(

@@ -15,6 +15,8 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 from rest_framework.response import Response
 
+from core.errors import ServiceError
+
 logger = logging.getLogger("service.errors")
 
 
@@ -38,23 +40,6 @@ class ValidationFailed(ApiError):
 class InvalidAuthorizationHeader(ApiError):
     status_code, code = 400, "INVALID_AUTHORIZATION_HEADER"
     default_message = "The Authorization header must be of the form 'Bearer <API key>'."
-
-
-class OrganizerNotMember(ApiError):
-    status_code, code = 400, "ORGANIZER_NOT_MEMBER"
-    default_message = "organizer.email: not a member of this space"
-
-
-class TooManyOptions(ApiError):
-    status_code, code = 400, "TOO_MANY_OPTIONS"
-
-
-class InappropriateContent(ApiError):
-    status_code, code = 400, "INAPPROPRIATE_CONTENT"
-
-
-class TooManyWebhooks(ApiError):
-    status_code, code = 400, "TOO_MANY_WEBHOOKS"
 
 
 class Unauthorized(ApiError):
@@ -147,6 +132,8 @@ def exception_handler(exc, context):
                         {"WWW-Authenticate": 'Bearer realm="api"'})
     if isinstance(exc, (exceptions.NotFound, exceptions.MethodNotAllowed)):
         return _respond(404, "NOT_FOUND", NotFound.default_message)
+    if isinstance(exc, ServiceError):  # a refusal of a service: its own code
+        return _respond(SERVICE_ERROR_STATUS.get(exc.code, 400), exc.code, str(exc))
     if isinstance(exc, DATABASE_ERRORS):
         return _respond(*database_unavailable(request, exc))
     log_crash(request, exc)
@@ -154,6 +141,9 @@ def exception_handler(exc, context):
 
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
+
+# The status of each service refusal's code that is not 400.
+SERVICE_ERROR_STATUS: dict[str, int] = {}
 
 
 def database_unavailable(request, exc) -> tuple[int, str, str, dict]:

@@ -65,7 +65,18 @@ class Processes:
         return process
 
     def runjobs(self) -> subprocess.Popen:
-        return self.start("manage.py", "runjobs", "--only", "webhooks.sweep")
+        """`runjobs`, returned once it has installed its signal handlers and started (a
+        SIGTERM sent earlier would kill the interpreter before any handler exists)."""
+        process = self.start("manage.py", "runjobs", "--only", "webhooks.sweep", LOG_LEVEL="INFO")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            assert line, f"runjobs stopped before it started (exit {process.poll()})"
+            if '"message": "runjobs started"' in line:
+                # Keep its log flowing: a full pipe would block the process.
+                threading.Thread(target=process.stderr.read, daemon=True).start()
+                return process
+        raise AssertionError("runjobs did not start within 60 s")
 
     def stop_all(self):
         for process in self.running:

@@ -1,4 +1,4 @@
-"""Findings of the security review (back office, settings), each pinned by a test."""
+"""Who may do what in the back office (view-only staff, secrets that never reach a cookie, TLS proxies), the installation secret key, and API-key and request-id edge cases."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Rules of the lifecycle found wanting in review, each pinned by a test."""
+"""Events record when a change happened: a change that waited for the poll's lock is stamped after the wait."""
 
 from contextlib import contextmanager
 from datetime import timedelta

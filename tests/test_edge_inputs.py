@@ -1,4 +1,4 @@
-"""Findings of a review of the HTTP contract: inputs at the edges that used to crash (500),
+"""Inputs at the edges of the HTTP contract that used to crash (500),
 slip through validation, or leave the JSON envelope. Every case goes through HTTP."""
 
 import json

@@ -1,4 +1,4 @@
-"""Findings of the security review of webhook delivery, each pinned by a test."""
+"""The sender's one deadline holds even for a name with many unanswering addresses."""
 
 import socket
 import time

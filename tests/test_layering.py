@@ -1,0 +1,82 @@
+"""The layering of docs/architecture.md, read from the source: which app may import which,
+no app reaching into another's private modules or names, and services that speak no HTTP.
+Tests and migrations are left out (tests may use anything; migrations are generated)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# app -> the apps it may import (config, on top, may import any of them).
+MAY_IMPORT = {
+    "core": set(),
+    "spaces": {"core"},
+    "ratelimit": {"core", "spaces"},
+    "idempotency": {"core", "spaces"},
+    "webhooks": {"core", "spaces", "idempotency"},
+    "polls": {"core", "spaces", "webhooks", "idempotency"},
+}
+APPS = set(MAY_IMPORT) | {"config"}
+# Modules of business logic: they raise ServiceErrors, never HTTP errors.
+NO_HTTP = {"services.py", "selectors.py", "rules.py", "jobs.py", "models.py"}
+HTTP_MODULES = ("rest_framework", "core.api", "drf_spectacular")
+
+
+def source_files():
+    for path in sorted(ROOT.glob("*/**/*.py")):
+        parts = path.relative_to(ROOT).parts
+        if parts[0] in APPS and "tests" not in parts and "migrations" not in parts:
+            yield path
+
+
+def imports(source: str):
+    """(module, names) of every absolute import in the source, at any depth."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module, [alias.name for alias in node.names]
+
+
+def problems(relative: Path, source: str) -> list[str]:
+    """What breaks the layering in one file (`relative` to the repository root)."""
+    app, found = relative.parts[0], []
+    for module, names in imports(source):
+        top = module.split(".")[0]
+        if relative.name in NO_HTTP and (module.startswith(HTTP_MODULES) or module.endswith((".serializers", ".views"))):
+            found.append(f"{module}: {relative.name} speaks no HTTP")
+        if top not in APPS or top == app:
+            continue
+        if app != "config" and top not in MAY_IMPORT[app]:
+            found.append(f"{module}: {app} may not import {top}")
+        private = [part for part in module.split(".")[1:] if part.startswith("_") and part != "__init__"]
+        private += [name for name in names if name.startswith("_")]
+        if private:
+            found.append(f"{module}: private {', '.join(private)} of another app")
+    return list(dict.fromkeys(found))
+
+
+FILES = list(source_files())
+
+
+@pytest.mark.parametrize("path", FILES, ids=[str(path.relative_to(ROOT)) for path in FILES])
+def test_imports_follow_the_layers(path):
+    relative = path.relative_to(ROOT)
+    assert problems(relative, path.read_text()) == [], relative
+
+
+def test_each_rule_finds_its_violation():
+    assert problems(Path("core/x.py"), "from polls import services") == ["polls: core may not import polls"]
+    assert problems(Path("webhooks/x.py"), "import polls.models") == ["polls.models: webhooks may not import polls"]
+    assert problems(Path("polls/x.py"), "from spaces.management.commands._base import GroupCommand") == [
+        "spaces.management.commands._base: private _base of another app"]
+    assert problems(Path("polls/x.py"), "from spaces.admin import _report") == [
+        "spaces.admin: private _report of another app"]
+    assert problems(Path("polls/services.py"), "def f():\n    from polls.serializers import SETTINGS") == [
+        "polls.serializers: services.py speaks no HTTP"]
+    assert problems(Path("polls/selectors.py"), "from core.api import errors") == [
+        "core.api: selectors.py speaks no HTTP"]
+    assert problems(Path("config/urls.py"), "from polls import views") == []
