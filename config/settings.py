@@ -161,6 +161,11 @@ MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=256 * 1024)
 # Requests each web process runs through Django at once (config/wsgi.py); each may hold a
 # database connection, so this times WEB_CONCURRENCY bounds the web processes' connections.
 WEB_CONCURRENT_REQUESTS = env.int("WEB_CONCURRENT_REQUESTS", default=4)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # One at a time per process with SQLite: its busy wait blocks the whole gevent worker, so
+    # a second request of the same process waiting for the write lock would keep the first,
+    # which holds it, from ever committing (the worker hangs until gunicorn kills it).
+    WEB_CONCURRENT_REQUESTS = 1
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 MAX_POLL_OPTIONS = env.int("MAX_POLL_OPTIONS", default=100)
 # Content moderation: a dotted path to a callable(texts: dict[str, str]) -> list[str]
