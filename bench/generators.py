@@ -11,10 +11,8 @@ The database is a fresh SQLite file in a temporary directory unless DATABASE_URL
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
 from io import StringIO
 from pathlib import Path
@@ -22,19 +20,7 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))
 
-
-def setup_django() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{tempfile.mkdtemp(prefix='bench-')}/db.sqlite3")
-    os.environ["LOG_LEVEL"] = "WARNING"
-    os.environ["RATELIMIT_PER_MINUTE"] = os.environ["RATELIMIT_PER_DAY"] = str(10**9)
-    os.environ["REDIS_URL"] = ""
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+from bench.results import setup_django  # noqa: E402  (the same scratch database and limits)
 
 
 def year_generators(distinct: bool) -> dict:
