@@ -4,10 +4,10 @@ Delivery is at least once, whatever crashes:
 - an event is recorded in the transaction of its change (`record_event`); when that
   commits, the dispatcher is told (a Celery task, or the embedded loop's wake-up), and
   the sweeper fans out any event it was not told about (`fan_out`);
-- each delivery's retry time lives in the database; a worker claims a due delivery with a
-  conditional UPDATE (`claim_due`), which gives it a lease; it sends and records the
-  outcome (`send`); a worker that dies leaves a lease that expires, and the delivery is
-  claimed again.
+- each delivery's retry time lives in the database; a worker claims due deliveries in a
+  batch (`claim_due`, or `fan_out_and_claim` as it makes them), which gives each a lease;
+  it sends them and records the outcomes (`send_many`, `finish`); a worker that dies
+  leaves leases that expire, and the deliveries are claimed again.
 Keyword-only, transactional; the back office, `manage.py`, Celery tasks and the embedded
 loop call these and nothing else.
 """
