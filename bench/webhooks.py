@@ -2,7 +2,7 @@
 from a committed change to its delivery, embedded and with Celery.
 
     .venv/bin/python bench/webhooks.py [--mode both|embedded|celery] [--events 2000]
-        [--latency-events 100] [--interval 0.25] [--concurrency 8] [--json]
+        [--latency-events 100] [--interval 0.25] [--concurrency 8] [--runs 1] [--json]
 
 - embedded: a fresh SQLite file (what bin/serve uses) and `manage.py runjobs` in its own
   process, with the default settings (4 sender threads, a 0.25 s poll).
@@ -17,6 +17,10 @@ on commit). Throughput: `--events` recorded while no dispatcher runs (Celery que
 tasks), then worked off by a dispatcher started afterwards: the rate between the first and
 the last arrival. Delay: `--latency-events` recorded one at a time at random moments
 (`--interval` seconds apart on average), each measured from its commit to its arrival.
+
+`--runs N` repeats each mode N times (a fresh process each) and prints every run and the
+medians: on a shared machine single runs vary. Each run reports the 1-minute load average
+at its start, so a busy machine shows in the numbers.
 """
 
 import argparse
@@ -130,6 +134,7 @@ def record(space_id: str, n: int):
 
 
 def run_mode(mode: str, args) -> dict:
+    load = os.getloadavg()[0]
     env = prepare_environment(mode)
     import django
 
@@ -177,6 +182,7 @@ def run_mode(mode: str, args) -> dict:
     return {
         "mode": mode,
         "database": "sqlite" if mode == "embedded" else "postgresql",
+        "load_average": round(load, 2),
         "events": args.events,
         "record_per_s": round(record_rate),
         "delivered_per_s": round(delivery_rate),
@@ -197,26 +203,36 @@ def main():
     parser.add_argument("--latency-events", type=int, default=100)
     parser.add_argument("--interval", type=float, default=0.25, help="mean pause between delay samples (s)")
     parser.add_argument("--concurrency", type=int, default=8, help="Celery worker processes")
+    parser.add_argument("--runs", type=int, default=1, help="runs per mode; the medians are reported")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    if args.mode == "both":  # one process per mode: Django's settings are per process
-        results = []
-        for mode in ("embedded", "celery"):
-            argv = [sys.executable, __file__, "--mode", mode, "--json", "--events", str(args.events),
-                    "--latency-events", str(args.latency_events), "--interval", str(args.interval),
-                    "--concurrency", str(args.concurrency)]
-            results.append(json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout))
-    else:
+    if args.mode != "both" and args.runs == 1:
         results = [run_mode(args.mode, args)]
+    else:  # one process per run: Django's settings are per process
+        results = []
+        for mode in ("embedded", "celery") if args.mode == "both" else (args.mode,):
+            for _ in range(args.runs):
+                argv = [sys.executable, __file__, "--mode", mode, "--json", "--events", str(args.events),
+                        "--latency-events", str(args.latency_events), "--interval", str(args.interval),
+                        "--concurrency", str(args.concurrency)]
+                results.append(json.loads(subprocess.run(argv, check=True, capture_output=True, text=True).stdout))
     if args.json:
         print(json.dumps(results[0] if len(results) == 1 else results))
         return
     for result in results:
         delay = result["delay_ms"]
-        print(f"{result['mode']:>8} ({result['database']}): {result['delivered_per_s']} events/s delivered "
-              f"({result['events']} events; recorded at {result['record_per_s']}/s), change-to-delivery delay "
-              f"p50 {delay['p50']} ms, p95 {delay['p95']} ms, max {delay['max']} ms; "
-              f"{result['duplicates']} duplicates, {result['failed_deliveries']} failed")
+        print(f"{result['mode']:>8} ({result['database']}, load {result['load_average']}): "
+              f"{result['delivered_per_s']} events/s delivered ({result['events']} events; recorded at "
+              f"{result['record_per_s']}/s), change-to-delivery delay p50 {delay['p50']} ms, p95 {delay['p95']} ms, "
+              f"max {delay['max']} ms; {result['duplicates']} duplicates, {result['failed_deliveries']} failed")
+    if args.runs > 1:
+        for mode in sorted({result["mode"] for result in results}):
+            runs = [result for result in results if result["mode"] == mode]
+            print(f"{mode:>8} median of {len(runs)} runs: "
+                  f"{statistics.median(r['delivered_per_s'] for r in runs):g} events/s, delay p50 "
+                  f"{statistics.median(r['delay_ms']['p50'] for r in runs):g} ms, p95 "
+                  f"{statistics.median(r['delay_ms']['p95'] for r in runs):g} ms; load average "
+                  f"{statistics.median(r['load_average'] for r in runs):g}")
 
 
 if __name__ == "__main__":

@@ -4,16 +4,24 @@
   (`webhooks.targets`) and connects to a vetted address, so a name that answers
   differently at send time than at save time (DNS rebinding) cannot reach inside.
 - Proxies from the environment are ignored (`trust_env = False`); redirects are not
-  followed; a fresh connection per attempt (no pooled socket outlives its checks).
+  followed.
+- Keep-alive: each thread keeps one session per receiver (scheme and host), so a burst of
+  deliveries to one endpoint reuses its connection. A kept connection was vetted when it
+  was made (its peer cannot change); one idle longer than KEEPALIVE_IDLE_SECONDS is
+  dropped rather than reused (a receiver may have closed it meanwhile), and a session
+  whose attempt went wrong is thrown away with its connections.
 - One deadline for the whole exchange: a watchdog shuts the socket down when it passes,
-  so a receiver that trickles bytes cannot hold a worker beyond the lease.
-- At most 64 KiB of the answer is read (undecoded), then the connection is dropped.
+  reused or new, so a receiver that trickles bytes cannot hold a worker beyond the lease.
+- At most 64 KiB of the answer is read (undecoded); a connection whose answer was not read
+  to its end is dropped, never reused.
 """
 
 import socket
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import requests
 from django.conf import settings
@@ -28,6 +36,11 @@ from webhooks import targets
 
 MAX_RESPONSE_BYTES = 64 * 1024
 EXCERPT_CHARS = 512
+# A kept-alive connection idle longer than this is not reused: receivers close idle
+# connections (often after 5 s), and a request racing that close would fail the attempt.
+KEEPALIVE_IDLE_SECONDS = 2.0
+# Receivers one thread keeps a session for; the least recently used one is closed beyond.
+MAX_SESSIONS_PER_THREAD = 32
 
 _local = threading.local()
 
@@ -117,6 +130,13 @@ class _VettedConnectionMixin:
                 raise
         raise NewConnectionError(self, f"Failed to establish a new connection: {last_error}")
 
+    def request(self, *args, **kwargs):
+        # A kept-alive (or already TLS-wrapped) socket falls under this attempt's deadline too.
+        deadline = getattr(_local, "deadline", None)
+        if deadline is not None and self.sock is not None:
+            deadline.watch(self.sock)
+        return super().request(*args, **kwargs)
+
 
 class _VettedHTTPConnection(_VettedConnectionMixin, HTTPConnection):
     pass
@@ -150,6 +170,46 @@ class VettedAdapter(HTTPAdapter):
 VERIFY: bool | str = True
 
 
+class _Session:
+    """A thread's keep-alive session to one receiver."""
+
+    def __init__(self):
+        self.session = requests.Session()
+        self.session.trust_env = False  # no proxies, no .netrc credentials from the environment
+        adapter = VettedAdapter(max_retries=0)
+        self.session.mount("https://", adapter)
+        self.session.mount("http://", adapter)
+        self.last_used = time.monotonic()
+
+    def close(self) -> None:
+        self.session.close()
+
+
+def _session_for(url: str) -> _Session:
+    """This thread's session for the URL's receiver (new if none is kept, or the kept one
+    went idle too long); idle sessions of other receivers are closed on the way."""
+    sessions: OrderedDict[tuple[str, str], _Session] = _local.__dict__.setdefault("sessions", OrderedDict())
+    now = time.monotonic()
+    for origin, kept in list(sessions.items()):
+        if now - kept.last_used > KEEPALIVE_IDLE_SECONDS:
+            del sessions[origin]
+            kept.close()
+    parts = urlsplit(url)
+    origin = (parts.scheme.lower(), parts.netloc.lower())
+    kept = sessions.pop(origin, None) or _Session()
+    sessions[origin] = kept  # the most recently used last
+    while len(sessions) > MAX_SESSIONS_PER_THREAD:
+        sessions.popitem(last=False)[1].close()
+    return kept
+
+
+def _discard_session(url: str) -> None:
+    parts = urlsplit(url)
+    kept = getattr(_local, "sessions", {}).pop((parts.scheme.lower(), parts.netloc.lower()), None)
+    if kept is not None:
+        kept.close()
+
+
 def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> Outcome:
     """POST `body` to `url` and report what happened; never raises for the receiver's
     behaviour. `timeout` bounds the whole exchange, from resolving to the status line."""
@@ -157,23 +217,21 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> O
     status_code: int | None = None
     excerpt = ""
     error = ""
-    session = requests.Session()
-    session.trust_env = False  # no proxies, no .netrc credentials from the environment
-    adapter = VettedAdapter(max_retries=0)
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
+    clean = False
     with _Deadline(timeout) as deadline:
         try:
             targets.check_url(url, resolve_host=False)
-            response = session.post(
+            kept = _session_for(url)
+            response = kept.session.post(
                 url, data=body, headers=headers, timeout=(timeout, timeout),
                 allow_redirects=False, stream=True, verify=VERIFY,
             )
             try:
                 status_code = response.status_code
-                excerpt = _read_capped(response)
+                excerpt, clean = _read_capped(response)
             finally:
-                response.close()
+                response.close()  # a connection whose answer was read to the end stays in the pool
+            kept.last_used = time.monotonic()
         except targets.ForbiddenTarget as exc:
             error = f"refused: {exc}"
             if not settings.WEBHOOKS_ALLOW_PRIVATE_URLS:
@@ -187,7 +245,8 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> O
         except requests.exceptions.RequestException as exc:
             error = f"request failed: {_reason(exc)}"
         finally:
-            session.close()
+            if error or not clean or deadline.expired:
+                _discard_session(url)
     if status_code is None and not error:
         error = "no answer"
     elif status_code is not None and not error:
@@ -201,20 +260,24 @@ def post(url: str, body: bytes, headers: dict[str, str], *, timeout: float) -> O
     return Outcome(status_code=status_code, error=error[:500], duration_ms=duration_ms, excerpt=excerpt)
 
 
-def _read_capped(response: requests.Response) -> str:
-    """Read at most MAX_RESPONSE_BYTES of the answer, undecoded (no decompression bomb),
-    and return its start as text. A body cut short after the status is not an error:
-    the receiver already answered."""
+def _read_capped(response: requests.Response) -> tuple[str, bool]:
+    """Read at most MAX_RESPONSE_BYTES of the answer, undecoded (no decompression bomb).
+    Returns its start as text, and whether the answer was read to its end (only then may
+    the connection be reused). A body cut short after the status is not an error: the
+    receiver already answered."""
     received = bytearray()
+    complete = False
     try:
         while len(received) < MAX_RESPONSE_BYTES:
             chunk = response.raw.read(min(16384, MAX_RESPONSE_BYTES - len(received)), decode_content=False)
             if not chunk:
+                complete = True
                 break
             received += chunk
     except Exception:  # noqa: BLE001 - the status line is what counts; the body is ignored
         pass
-    return received[: EXCERPT_CHARS * 2].decode("utf-8", "replace").replace("\x00", "")[:EXCERPT_CHARS]
+    text = received[: EXCERPT_CHARS * 2].decode("utf-8", "replace").replace("\x00", "")[:EXCERPT_CHARS]
+    return text, complete
 
 
 def _reason(exc: Exception) -> str:

@@ -4,25 +4,23 @@ the Redis broker's visibility timeout is redelivered in a loop)."""
 
 from celery import shared_task
 
-from webhooks import notify, services
+from webhooks import services
 
 
 @shared_task(name="webhooks.fan_out_event", ignore_result=True)
 def fan_out_event(event_id: str) -> None:
-    """Enqueued when an event's transaction commits: make its deliveries; enqueue all but
-    the first, and send that one here (a task less in the common one-endpoint case)."""
-    first, *others = services.fan_out(event_id=event_id) or [None]
-    for delivery_id in others:
-        notify.delivery_due(delivery_id)
-    if first is not None:
-        deliver(first)
+    """Enqueued when an event's transaction commits: fan out the pending events (this one
+    among them, unless another worker is at it already), claiming the first batch of
+    their deliveries in the same transaction; send those, then whatever else is due. In
+    a burst, the first tasks do the work in batches and the later ones find little left."""
+    services.send_many(services.fan_out_and_claim())
+    services.deliver_due()
 
 
 @shared_task(name="webhooks.deliver", ignore_result=True)
 def deliver(delivery_id: str) -> None:
     """Send one delivery if it is due and no other worker holds it."""
-    for claim in services.claim_due(delivery_id=delivery_id):
-        services.send(claim)
+    services.send_many(services.claim_due(delivery_id=delivery_id))
 
 
 @shared_task(name="webhooks.deliver_due", ignore_result=True)

@@ -83,3 +83,23 @@ def test_a_broker_that_is_down_loses_nothing(local_urls, receiver, hook, space, 
     local_urls.WEBHOOKS_DISPATCH = "embedded"
     dispatch.sweep()
     assert [got["body"]["id"] for got in received(receiver)] == [event.id]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_burst_is_worked_off_in_batches_each_event_once(celery_broker, receiver, make_endpoint, make_space):
+    """Many events committed while the worker is busy: the first tasks fan out and send in
+    batches, the later ones find their events done. Every event arrives once, on its
+    first attempt."""
+    space, _ = make_space()
+    make_endpoint(receiver.url_for("/hook"), target_space=space)
+    receiver.expect_request("/hook").respond_with_data("ok")
+    events = [services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}").id
+              for n in range(45)]
+    assert client_queue_length() == 45
+    with start_worker(celery_broker, perform_ping_check=False, shutdown_timeout=10):
+        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 45, timeout=30)
+        wait_until(lambda: client_queue_length() == 0)
+    assert sorted(got["body"]["id"] for got in received(receiver)) == sorted(events)
+    assert set(Delivery.objects.values_list("attempts", flat=True)) == {1}
+    fan_outs = set(Event.objects.values_list("dispatched_at", flat=True))  # one instant per batch
+    assert len(fan_outs) <= 45 / services.CLAIM_BATCH + 1

@@ -47,7 +47,7 @@ def test_a_worker_killed_after_sending_causes_a_duplicate_with_the_same_event_id
         raise WorkerKilled
 
     with monkeypatch.context() as patch:
-        patch.setattr(services, "_finish", die)
+        patch.setattr(services, "finish", die)
         with pytest.raises(WorkerKilled):
             run_worker()
     assert len(receiver.log) == 1

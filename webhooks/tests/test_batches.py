@@ -1,0 +1,139 @@
+"""Delivery in batches: kept-alive connections (still vetted, still under the deadline),
+claims given back when their lease has no room left, and a constant number of queries
+per batch."""
+
+import time
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from webhooks import sender, services
+from webhooks.models import Attempt, Delivery
+from webhooks.tests.conftest import read_request, received, run_worker
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+def record(space, n: int = 0):
+    return services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}")
+
+
+def serve(answer):
+    """A raw peer that answers every request of a connection with `answer(index, conn)`,
+    `index` counting the requests over all connections."""
+    served = []
+
+    def behave(conn):
+        while read_request(conn):
+            served.append(conn)
+            answer(len(served) - 1, conn)
+
+    return behave
+
+
+def test_a_burst_to_one_endpoint_reuses_one_connection(raw_receiver, make_endpoint, space):
+    raw_receiver.behave = serve(lambda index, conn: conn.sendall(OK))
+    make_endpoint(raw_receiver.url())
+    for n in range(5):
+        record(space, n)
+    assert run_worker() == 5
+    assert raw_receiver.connections == 1
+    assert set(Delivery.objects.values_list("status", "attempts")) == {(Delivery.Status.SUCCEEDED, 1)}
+
+
+def test_a_kept_connection_is_still_cut_off_at_the_deadline(raw_receiver, make_endpoint, space):
+    """The second request goes over the first one's connection; the receiver trickles its
+    answer byte by byte (no read timeout fires): the deadline still ends the attempt."""
+
+    def answer(index, conn):
+        if index == 0:
+            conn.sendall(OK)
+            return
+        try:
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
+                conn.sendall(bytes([byte]))
+                time.sleep(0.1)
+        except OSError:
+            pass
+
+    raw_receiver.behave = serve(answer)
+    make_endpoint(raw_receiver.url())
+    record(space, 0)
+    assert run_worker() == 1
+    record(space, 1)
+    started = time.monotonic()
+    assert run_worker() == 1
+    assert time.monotonic() - started < 1.8  # the test timeout is 1 s
+    assert raw_receiver.connections == 1
+    slow = Attempt.objects.order_by("started_at").last()
+    assert (slow.succeeded, slow.error) == (False, "timed out after 1 s")
+
+
+def test_an_answer_not_read_to_its_end_is_not_reused(raw_receiver, make_endpoint, space):
+    big = b"x" * (sender.MAX_RESPONSE_BYTES + 1)
+    raw_receiver.behave = serve(
+        lambda index, conn: conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(big), big))
+    )
+    make_endpoint(raw_receiver.url())
+    for n in range(2):
+        record(space, n)
+    assert run_worker() == 2
+    assert raw_receiver.connections == 2
+    assert Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 2
+
+
+def test_a_connection_idle_too_long_is_not_reused(raw_receiver, make_endpoint, space, monkeypatch):
+    monkeypatch.setattr(sender, "KEEPALIVE_IDLE_SECONDS", 0.2)
+    raw_receiver.behave = serve(lambda index, conn: conn.sendall(OK))
+    make_endpoint(raw_receiver.url())
+    record(space, 0)
+    run_worker()
+    time.sleep(0.3)
+    record(space, 1)
+    run_worker()
+    assert raw_receiver.connections == 2
+
+
+def test_claims_whose_lease_has_no_room_left_are_given_back(receiver, hook, space, clock):
+    """Claims wait their turn in a batch; once too little of the lease is left for a whole
+    attempt (with a margin), they are given back unsent, as if never claimed."""
+    receiver.expect_request("/hook").respond_with_data("ok")
+    for n in range(3):
+        record(space, n)
+    services.fan_out()
+    claims = services.claim_due(limit=10)
+    assert len(claims) == 3
+    clock.shift(30)  # lease 60 s, timeout 1 s: an attempt may start within 29.5 s of the claim
+    assert services.send_many(claims) == 0
+    assert receiver.log == []
+    assert Attempt.objects.count() == 0
+    assert set(Delivery.objects.values_list("status", "attempts", "claimed_until", "claim_token")) == {
+        (Delivery.Status.PENDING, 0, None, "")
+    }
+    assert run_worker() == 3
+    assert set(Delivery.objects.values_list("status", "attempts")) == {(Delivery.Status.SUCCEEDED, 1)}
+    assert len(received(receiver)) == 3
+
+
+def deliver_with_celery_fan_out() -> int:
+    return services.send_many(services.fan_out_and_claim()) + services.deliver_due()
+
+
+@pytest.mark.parametrize(("work_off", "statements"), [(run_worker, 21), (deliver_with_celery_fan_out, 15)],
+                         ids=["claim", "fan-out-and-claim"])
+def test_a_batch_costs_the_same_queries_whatever_its_size(receiver, hook, space, work_off, statements):
+    """Fan out, claim (or both at once), send and record a batch, then find nothing more
+    due: the same statements (transactions included) for one delivery as for a batch."""
+    receiver.expect_request("/hook").respond_with_data("ok")
+
+    def queries_for(events: int) -> int:
+        for n in range(events):
+            record(space, n)
+        with CaptureQueriesContext(connection) as queries:
+            assert work_off() == events
+        return len(queries)
+
+    one, batch = queries_for(1), queries_for(services.CLAIM_BATCH)
+    assert one == batch == statements
+    assert Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 1 + services.CLAIM_BATCH
