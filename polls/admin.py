@@ -401,14 +401,19 @@ class PollAdmin(UndoRefusedSaves, admin.ModelAdmin):
     @admin.display(description="Actions")
     def lifecycle(self, poll):
         """Buttons that post the change form to the lifecycle view (no nested forms)."""
-        buttons = [(reverse("admin:polls_poll_schedule", args=[poll.pk]), "Schedule…", "get")]
-        for action, (_, _, label) in LIFECYCLE.items():
-            if (action == "restore") == (poll.deleted_at is not None):
-                buttons.append((reverse("admin:polls_poll_lifecycle", args=[poll.pk, action]), label, "post"))
-        return format_html_join(
-            " ", '<button type="submit" class="button" formaction="{}" formmethod="{}" formnovalidate>{}</button>',
-            ((url, method, label) for url, label, method in buttons),
-        )
+        # Schedule opens its own page: a link, so the change form is not submitted (a GET
+        # submit would put the whole form and its CSRF token into the URL).
+        schedule = format_html('<a class="button" href="{}">Schedule…</a>',
+                               reverse("admin:polls_poll_schedule", args=[poll.pk]))
+        buttons = [
+            (reverse("admin:polls_poll_lifecycle", args=[poll.pk, action]), label)
+            for action, (_, _, label) in LIFECYCLE.items()
+            if (action == "restore") == (poll.deleted_at is not None)
+        ]
+        return format_html("{} {}", schedule, format_html_join(
+            " ", '<button type="submit" class="button" formaction="{}" formmethod="post" formnovalidate>{}</button>',
+            buttons,
+        ))
 
     @admin.display(description="Events")
     def events(self, poll):
