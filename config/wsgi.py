@@ -9,7 +9,7 @@ django_application = get_wsgi_application()
 
 from django.conf import settings  # noqa: E402  (configured by the line above)
 
-from core.dbguard import RequestDeadline  # noqa: E402
+from core.dbguard import NO_SLOT, RequestDeadline  # noqa: E402
 
 # Requests run through Django at once in this process; each may hold a database connection.
 # Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn
@@ -45,9 +45,20 @@ def application(environ, start_response):
             _close_after(start_response)
     elif declared > limit:
         _close_after(start_response)
-    with _slots, RequestDeadline(settings.DB_REQUEST_TIMEOUT):
-        # Django's responses are built in full (no streaming): their content is ready here.
-        return django_application(environ, start_response)
+    if environ.get("PATH_INFO") == "/healthz":
+        return django_application(environ, start_response)  # liveness: no slot, no database
+    # DB_REQUEST_TIMEOUT counts from here: the wait for a slot is part of it. While the
+    # database is down or frozen every slot is held for seconds, and requests queued behind
+    # them would otherwise wait one such turn after another, far past any bound.
+    with RequestDeadline(settings.DB_REQUEST_TIMEOUT) as deadline:
+        if not _slots.acquire(timeout=deadline.remaining()):
+            environ[NO_SLOT] = True
+            return django_application(environ, start_response)
+        try:
+            # Django's responses are built in full (no streaming): their content is ready here.
+            return django_application(environ, start_response)
+        finally:
+            _slots.release()
 
 
 def _declared_length(environ) -> int:

@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import threading
+import time
 
 from django.db import connections
 from django.db.backends.signals import connection_created
@@ -21,6 +22,11 @@ from django.db.backends.signals import connection_created
 logger = logging.getLogger("service.database")
 
 _local = threading.local()  # per thread, or per greenlet under gevent
+
+#: Set by config/wsgi.py in the WSGI environ of a request that found no free request slot
+#: within its deadline; the request middleware answers it 503 before anything touches the
+#: database.
+NO_SLOT = "service.no_slot"
 
 
 def _watch(sender, connection, **kwargs) -> None:
@@ -38,6 +44,11 @@ class RequestDeadline:
         self.watched: list = []
         self.expired = False
         self._timer: threading.Timer | None = None
+        self._ends = time.monotonic() + seconds if seconds > 0 else None
+
+    def remaining(self) -> float | None:
+        """Seconds left (at least 0); None without a deadline."""
+        return None if self._ends is None else max(0.0, self._ends - time.monotonic())
 
     def __enter__(self) -> "RequestDeadline":
         if self.seconds > 0:

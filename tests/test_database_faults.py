@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -167,6 +168,12 @@ def assert_unavailable(answer, within: float, retry_after: str = "30"):
     assert seconds < within, f"answered after {seconds:.1f} s"
 
 
+def assert_not_ready(port: int, within: float):
+    status, headers, seconds = get(port, "/readyz")
+    assert (status, headers["content-type"]) == (503, "application/json"), (status, headers)
+    assert seconds < within, f"/readyz answered after {seconds:.1f} s"
+
+
 def recovers(port: int, key: str, within: float = 20) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
@@ -182,6 +189,7 @@ def test_a_stopped_database_gives_503_quickly_and_the_service_recovers(service):
     proxy.stop()
     for _ in range(3):  # the pooled connection is cut; new ones are refused
         assert_unavailable(get(port, "/v1/polls", key), within=CONNECT_TIMEOUT + 2 + 4)
+    assert_not_ready(port, within=CONNECT_TIMEOUT + 2 + 4)
     proxy.restore()
     assert recovers(port, key)
 
@@ -194,6 +202,27 @@ def test_a_frozen_database_gives_503_at_the_request_deadline_and_the_service_rec
     # A new connection to the frozen server never completes: its own timeout applies.
     assert_unavailable(get(port, "/v1/polls", key), within=CONNECT_TIMEOUT + 2 + 4)
     assert get(port, "/healthz")[0] == 200  # the process itself is fine
+    assert_not_ready(port, within=REQUEST_DEADLINE + 4)
+    proxy.restore()
+    assert recovers(port, key)
+
+
+@pytest.mark.parametrize("fault", ["stop", "freeze"])
+def test_many_requests_at_once_each_answer_within_the_deadline(service, fault):
+    """More requests than the process runs at once (WEB_CONCURRENT_REQUESTS, 4): while the
+    database fails, each holds its slot for seconds, and the others must not queue behind
+    them turn after turn. The wait for a slot counts toward the request's deadline; /healthz
+    takes no slot and answers at once."""
+    proxy, port, key, _ = service
+    assert get(port, "/v1/polls", key)[0] == 200
+    getattr(proxy, fault)()
+    with ThreadPoolExecutor(16) as pool:
+        answers = [pool.submit(get, port, "/v1/polls", key) for _ in range(16)]
+        time.sleep(0.5)  # the requests are queued now
+        status, _, seconds = get(port, "/healthz")
+        assert (status, seconds < 1) == (200, True), seconds
+        for answer in answers:
+            assert_unavailable(answer.result(), within=max(REQUEST_DEADLINE, CONNECT_TIMEOUT + 2) + 4)
     proxy.restore()
     assert recovers(port, key)
 

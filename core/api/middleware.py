@@ -5,7 +5,10 @@ import re
 import time
 import uuid
 
+from django.conf import settings
+
 from core.api.errors import DATABASE_ERRORS, database_unavailable, error_response, log_crash
+from core.dbguard import NO_SLOT
 
 access_log = logging.getLogger("service.access")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")  # fullmatch: `$` would let a final newline in
@@ -24,7 +27,11 @@ class RequestContextMiddleware:
         incoming = request.headers.get("X-Request-ID", "")
         request.request_id = incoming if _REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
         request.space_id = None
-        response = self.get_response(request)
+        if request.META.get(NO_SLOT):  # config/wsgi.py: every request slot stayed busy
+            response = error_response(503, "SERVICE_UNAVAILABLE", "The service is overloaded; try again later.",
+                                      {"Retry-After": str(settings.DATABASE_UNAVAILABLE_RETRY_AFTER)})
+        else:
+            response = self.get_response(request)
         response["X-Request-ID"] = request.request_id
         access_log.info(
             "request",

@@ -34,7 +34,8 @@ ERRORS = {
     "500": ("`INTERNAL_ERROR`: an unexpected failure; nothing was half-done.", {}, False),
     "503": ("`SERVICE_UNAVAILABLE`: maintenance (`Retry-After: 300`), the rate-limit store is unreachable "
             "(`Retry-After: 60`), or the database is (`Retry-After: 30`; it is down, frozen or too slow: "
-            "the answer comes within seconds, never as a hang). No RateLimit headers.", RETRY_AFTER, True),
+            "the answer comes within seconds, never as a hang), or every request slot of the process stayed busy "
+            "for `DB_REQUEST_TIMEOUT` seconds (`Retry-After: 30`). No RateLimit headers.", RETRY_AFTER, True),
 }
 
 # The public operation (the OpenAPI document) has no key, limits or ids to refuse.
