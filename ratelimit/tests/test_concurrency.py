@@ -33,6 +33,9 @@ def shared_database(tmp_path):
     connection.ensure_connection()
     with closing(sqlite3.connect(path)) as file:
         connection.connection.backup(file)
+        # In WAL mode before any process opens it: the switch (each connection's init
+        # command) needs the file to itself and fails at once when others are connecting.
+        file.execute("PRAGMA journal_mode=WAL")
     yield f"sqlite:///{path}"
     with closing(sqlite3.connect(path)) as file:
         file.backup(connection.connection)
