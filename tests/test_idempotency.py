@@ -4,10 +4,7 @@ processes and threads (SQLite file and PostgreSQL)."""
 
 import json
 import os
-import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -19,9 +16,9 @@ from idempotency.models import IdempotencyRecord
 from polls.models import Poll
 from polls.tests.factories import date_poll_body
 from ratelimit.tests.test_concurrency import shared_database
+from tests.hammer import hammer
 from webhooks.models import Endpoint
 
-BASE_DIR = Path(__file__).resolve().parents[1]
 PUBLIC_URL = "https://93.184.216.34/hook"
 
 
@@ -180,27 +177,9 @@ def test_concurrent_duplicates_create_one_resource(make_space, tmp_path, setting
     with shared_database(tmp_path) as database_url:
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test", "DATABASE_URL": database_url,
                "REDIS_URL": settings.REDIS_URL}
-        workers = [
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.idempotency_hammer", key, str(threads), path, "same-key", json.dumps(body)],
-                cwd=BASE_DIR, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            )
-            for _ in range(processes)
-        ]
-        try:
-            for worker in workers:
-                assert worker.stdout.readline().strip() == "ready", worker.stderr.read()
-            for worker in workers:
-                worker.stdin.write("go\n")
-                worker.stdin.flush()
-            results = []
-            for worker in workers:
-                out, err = worker.communicate(timeout=120)
-                assert worker.returncode == 0, err
-                results += json.loads(out)
-        finally:
-            for worker in workers:
-                worker.kill()
+        request = {"method": "POST", "path": path, "key": key, "headers": {"Idempotency-Key": "same-key"}, "body": body}
+        results = [[status, (data.get("data") or {}).get("id") or data, replayed]
+                   for status, data, replayed in hammer(env, processes, threads, request)]
     model = Poll if path == "/v1/polls" else Endpoint
     [created] = model.objects.filter(space=space)
     assert sorted(results, key=lambda r: r[2] or "") == sorted(

@@ -1,23 +1,19 @@
 """Exactly the limit succeeds when several processes, each with many threads, send requests
 for one space at once: against Redis, and against the embedded store in the database."""
 
-import json
 import os
 import sqlite3
-import subprocess
-import sys
 from collections import Counter
 from contextlib import closing, contextmanager
-from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from ratelimit import selectors
+from tests.hammer import hammer
 
 PROCESSES, THREADS, REQUESTS = 3, 8, 5  # 120 requests
 LIMIT = 50
-BASE_DIR = Path(__file__).resolve().parents[2]
 
 
 @contextmanager
@@ -52,36 +48,10 @@ def test_exactly_the_limit_succeeds_across_processes_and_threads(store, make_spa
             "REDIS_URL": settings.REDIS_URL,
             "RATELIMIT_PER_MINUTE": str(LIMIT),
         }
-        statuses = hammer(env, key)
+        responses = hammer(env, PROCESSES, THREADS, {"method": "GET", "path": "/v1/polls", "key": key}, REQUESTS)
+        statuses = Counter(str(status) for status, _, _ in responses)
     total = PROCESSES * THREADS * REQUESTS
     assert statuses == {"200": LIMIT, "429": total - LIMIT}
     usage = selectors.usage(space_id=space.pk)
     assert usage.store == {"redis": "redis", "embedded": "database"}[store]
     assert (usage.minute.count, usage.day.count) == (LIMIT, LIMIT)
-
-
-def hammer(env: dict, key: str) -> Counter:
-    """Run the worker processes; the count of each status over all their requests."""
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "ratelimit.tests.hammer", key, str(THREADS), str(REQUESTS)],
-            cwd=BASE_DIR, env=env, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )
-        for _ in range(PROCESSES)
-    ]
-    try:
-        for worker in workers:
-            assert worker.stdout.readline().strip() == "ready", worker.stderr.read()
-        for worker in workers:  # every thread of every process starts at once
-            worker.stdin.write("go\n")
-            worker.stdin.flush()
-        statuses = Counter()
-        for worker in workers:
-            out, err = worker.communicate(timeout=120)
-            assert worker.returncode == 0, err
-            statuses.update(json.loads(out))
-        return statuses
-    finally:
-        for worker in workers:
-            worker.kill()

@@ -1,0 +1,90 @@
+"""Many clients at once, through the whole Django stack, from several processes: the
+concurrency tests of the rate limiter and of Idempotency-Key.
+
+`hammer(env, processes, threads, request, repeat)` starts `processes` workers
+(`python -m tests.hammer`), each with `threads` threads; every worker prints `ready`, and
+when all are, every thread of every process sends `request` `repeat` times at once. Returns
+`[status, body, Idempotent-Replayed]` of every response (the body parsed as JSON).
+
+A request is `{"method": "GET" or "POST", "path": ..., "key": API key, "headers": {...},
+"body": JSON object}` (headers and body optional).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parents[1]
+
+
+def hammer(env: dict, processes: int, threads: int, request: dict, repeat: int = 1) -> list[list]:
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.hammer", str(threads), str(repeat), json.dumps(request)],
+            cwd=BASE_DIR, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        for _ in range(processes)
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout.readline().strip() == "ready", worker.stderr.read()
+        for worker in workers:  # every thread of every process starts at once
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        results = []
+        for worker in workers:
+            out, err = worker.communicate(timeout=120)
+            assert worker.returncode == 0, err
+            results += json.loads(out)
+        return results
+    finally:
+        for worker in workers:
+            worker.kill()
+
+
+def _work(threads: int, repeat: int, request: dict) -> None:
+    """The worker process: Django set up from the environment (DATABASE_URL, REDIS_URL, the
+    limits), `threads` threads released together."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.test import Client
+
+    results: list[list] = []
+    lock = threading.Lock()
+    go = threading.Barrier(threads + 1)
+    headers = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in request.get("headers", {}).items()}
+
+    def work():
+        client = Client(HTTP_AUTHORIZATION=f"Bearer {request['key']}", **headers)
+        go.wait()
+        try:
+            for _ in range(repeat):
+                if request["method"] == "POST":
+                    response = client.post(request["path"], json.dumps(request.get("body")), content_type="application/json")
+                else:
+                    response = client.get(request["path"])
+                with lock:
+                    results.append([response.status_code, json.loads(response.content),
+                                    response.headers.get("Idempotent-Replayed")])
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    go.wait()
+    for worker in workers:
+        worker.join()
+    print(json.dumps(results), flush=True)
+
+
+if __name__ == "__main__":
+    _work(int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3]))
