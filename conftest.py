@@ -229,3 +229,23 @@ def form_data(response) -> dict:
             elif value is not None and value is not False:  # 0 is a value (0 == False)
                 data[field.html_name] = str(value)
     return data
+
+
+@pytest.fixture
+def request_overhead(api, monkeypatch) -> int:
+    """The queries an authenticated request costs before its endpoint runs (the key, the rate
+    limiter), measured on a request whose endpoint needs no query of its own ("-" cannot be
+    a poll id). A warm-up request first settles the once-a-minute key bookkeeping, and the
+    maintenance switch stays cached for the test, so that the count is exact."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from core import maintenance
+
+    maintenance._cached = None
+    api.get("/v1/polls/-/results")
+    monkeypatch.setattr(maintenance, "_CACHE_SECONDS", 3600.0)
+    with CaptureQueriesContext(connection) as queries:
+        response = api.get("/v1/polls/-/results")
+    assert response.body["error"]["code"] == "POLL_NOT_FOUND"
+    return len(queries.captured_queries)

@@ -7,7 +7,7 @@ import time_machine
 
 from polls import services
 from polls.models import Participant, Vote
-from polls.tests.factories import date_poll_body, make_poll, option_ids, request_overhead, respond, time_poll_body  # noqa: F401 (request_overhead is a fixture)
+from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, time_poll_body
 
 
 def participants(api, poll) -> list[dict]:

@@ -3,11 +3,6 @@ back office and `manage.py` use."""
 
 from datetime import date
 
-import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-
-from core import maintenance
 from polls import services
 from polls.models import Poll
 from polls.serializers import poll_input_serializer
@@ -52,18 +47,3 @@ def respond(poll: Poll, *votes: str | None, name: str = "Ann", email: str | None
 
 def today_plus(days: int) -> str:
     return date.fromordinal(date.today().toordinal() + days).isoformat()
-
-
-@pytest.fixture
-def request_overhead(api, monkeypatch) -> int:
-    """The queries an authenticated request costs before its endpoint runs (the key, the rate
-    limiter), measured on a request whose endpoint needs no query of its own ("-" cannot be
-    a poll id). A warm-up request first settles the once-a-minute key bookkeeping, and the
-    maintenance switch stays cached for the test, so that the count is exact."""
-    maintenance._cached = None
-    api.get("/v1/polls/-/results")
-    monkeypatch.setattr(maintenance, "_CACHE_SECONDS", 3600.0)
-    with CaptureQueriesContext(connection) as queries:
-        response = api.get("/v1/polls/-/results")
-    assert response.body["error"]["code"] == "POLL_NOT_FOUND"
-    return len(queries.captured_queries)

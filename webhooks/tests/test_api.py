@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from conftest import Api
-from polls.tests.factories import date_poll_body, request_overhead  # noqa: F401 (request_overhead is a fixture)
+from polls.tests.factories import date_poll_body
 from webhooks import services
 from webhooks.models import EVENT_TYPES, Delivery, Endpoint
 from webhooks.tests.conftest import received, run_worker, verify
@@ -154,7 +154,7 @@ def test_another_spaces_endpoint_is_not_found_and_unchanged(api, other, method, 
         assert (r.status_code, r.body["error"]["code"]) == (404, "WEBHOOK_NOT_FOUND")
 
 
-def test_an_id_that_cannot_be_one_needs_no_query(api, request_overhead, django_assert_num_queries):  # noqa: F811
+def test_an_id_that_cannot_be_one_needs_no_query(api, request_overhead, django_assert_num_queries):
     with django_assert_num_queries(request_overhead):
         assert api.get("/v1/webhooks/Not-An-Id").body["error"]["code"] == "WEBHOOK_NOT_FOUND"
 
@@ -396,7 +396,7 @@ def _queries(call) -> int:
     return len(captured.captured_queries)
 
 
-def test_constant_queries_however_many_endpoints_and_deliveries(api, hook, receiver, request_overhead):  # noqa: F811
+def test_constant_queries_however_many_endpoints_and_deliveries(api, hook, receiver, request_overhead):
     endpoint, _ = hook
     receiver.expect_request("/hook").respond_with_data("down", status=500)
     counts = {}
