@@ -5,12 +5,11 @@ from datetime import UTC, datetime, time, timedelta
 from operator import itemgetter
 
 from django.conf import settings
-from django.core import signing
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, Subquery, Value
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery, Value
 from django.db.models.functions import Coalesce
-from django.utils.dateparse import parse_datetime
 
 from core.formats import instant
+from core.paging import keyset_page
 from polls.models import Option, Participant, Poll, Vote
 from spaces.models import Space
 
@@ -84,42 +83,15 @@ def poll_dict(poll: Poll, options=None) -> dict:
 # --- The poll list ----------------------------------------------------------------------
 
 
-class BadCursor(ValueError):
-    pass
-
-
-def _cursor_signer(space: Space) -> signing.Signer:
-    # Bound to the space: a cursor issued to one space is rejected in another.
-    return signing.Signer(salt=f"polls.cursor.{space.pk}")
-
-
-def encode_cursor(space: Space, poll: Poll) -> str:
-    return _cursor_signer(space).sign_object([poll.created_at.isoformat(), poll.pk])
-
-
-def decode_cursor(space: Space, cursor: str) -> tuple:
-    try:
-        created_at, poll_id = _cursor_signer(space).unsign_object(cursor)
-        created_at = parse_datetime(created_at)
-    except (signing.BadSignature, ValueError, TypeError):
-        raise BadCursor()
-    if created_at is None or not isinstance(poll_id, str):
-        raise BadCursor()
-    return created_at, poll_id
-
-
 def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | None) -> tuple[list[dict], str | None]:
     """One page, newest first (createdAt, then id, descending); keyset paging so that polls
     created or deleted meanwhile never make another poll skip or repeat."""
-    polls = live_polls(space).order_by("-created_at", "-id")
+    polls = live_polls(space)
     if status:
         polls = polls.filter(status=status)
-    if cursor:
-        created_at, poll_id = decode_cursor(space, cursor)
-        polls = polls.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=poll_id))
-    page = list(polls[: limit + 1])
-    next_cursor = encode_cursor(space, page[limit - 1]) if len(page) > limit else None
-    return [poll_dict(poll) for poll in page[:limit]], next_cursor
+    # Bound to the space: a cursor issued to one space is refused in another.
+    page, next_cursor = keyset_page(polls, salt=f"polls.cursor.{space.pk}", limit=limit, cursor=cursor)
+    return [poll_dict(poll) for poll in page], next_cursor
 
 
 # --- Results, participants and availability ----------------------------------------------

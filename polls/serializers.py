@@ -324,21 +324,6 @@ class PollSerializer(serializers.Serializer):
     inviteUrl = serializers.URLField()
 
 
-class DeletedSerializer(serializers.Serializer):
-    """The result of a delete."""
-
-    id = serializers.CharField()
-    deleted = serializers.BooleanField()
-
-
-def envelope(name: str, inner, many: bool = False, paginated: bool = False):
-    """A `{data: ...}` response component."""
-    fields = {"data": inner(many=True) if many else inner()}
-    if paginated:
-        fields["nextCursor"] = serializers.CharField(allow_null=True, help_text="Pass as `cursor` for the next page; null on the last page.")
-    return type(name, (serializers.Serializer,), fields)
-
-
 # --- Results and participants (documentation only) -----------------------------------------
 
 

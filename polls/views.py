@@ -3,19 +3,19 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicP
 from rest_framework.response import Response
 
 from core.api import errors
-from core.api.fields import StrictCharField, StrictChoiceField, StrictIntegerField, StrictQuerySerializer
+from core.api.fields import StrictChoiceField
+from core.api.paging import PAGE_PARAMETERS, PageQuery, page_query
+from core.api.schema import DeletedSerializer, envelope
 from core.api.views import ApiView
 from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
 from polls import selectors, services
 from polls.models import Poll
 from polls.serializers import (
     DatePollInput,
-    DeletedSerializer,
     ParticipantSerializer,
     PollSerializer,
     ResultsSerializer,
     TimePollInput,
-    envelope,
     poll_input_serializer,
 )
 
@@ -47,10 +47,8 @@ CREATE_EXAMPLES = [
 ]
 
 
-class PollListQuery(StrictQuerySerializer):
-    status = StrictChoiceField(choices=[s.value for s in Poll.Status], required=False)
-    limit = StrictIntegerField(min_value=1, max_value=100, required=False, default=20)
-    cursor = StrictCharField(required=False, max_length=500)
+class PollListQuery(PageQuery):
+    status = StrictChoiceField(choices=Poll.Status.values, required=False)
 
 
 class PollCollectionView(IdempotentCreate, ApiView):
@@ -64,22 +62,16 @@ class PollCollectionView(IdempotentCreate, ApiView):
         "or deleted. Unknown query parameters, bad values and cursors not issued for this space "
         "give `VALIDATION_ERROR`.",
         parameters=[
-            OpenApiParameter("status", str, enum=[s.value for s in Poll.Status], description="Only polls with this status."),
-            OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, description="Page size, 1-100; default 20."),
-            OpenApiParameter("cursor", {"type": "string", "maxLength": 500}, description="The `nextCursor` of the previous page."),
+            OpenApiParameter("status", str, enum=Poll.Status.values, description="Only polls with this status."),
+            *PAGE_PARAMETERS,
         ],
         responses={200: PollListResponse},
     )
     def get(self, request):
-        query = PollListQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        try:
-            polls, next_cursor = selectors.list_polls(
-                request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor")
-            )
-        except selectors.BadCursor:
-            raise errors.ValidationFailed("cursor: not a cursor issued by this service for this space")
+        params = page_query(request, PollListQuery)
+        polls, next_cursor = selectors.list_polls(
+            request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor")
+        )
         return Response({"data": polls, "nextCursor": next_cursor})
 
     @extend_schema(

@@ -105,7 +105,7 @@ def test_list_filters_by_status(api):
         ("limit=1&limit=2", "limit: given more than once"),
         ("status=deleted", "status: must be one of: open, closed, scheduled, canceled"),
         ("page=2", "page: unknown field"),
-        ("cursor=abc", "cursor: not a cursor issued by this service for this space"),
+        ("cursor=abc", "cursor: not a cursor issued by this service for this list"),
     ],
 )
 def test_list_query_is_strict(api, query, message):

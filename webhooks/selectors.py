@@ -4,12 +4,11 @@ sweeper. The API's reads are shaped as plain dicts here (no serializers on reads
 import re
 from datetime import datetime
 
-from django.core import signing
 from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from core.formats import instant
+from core.paging import keyset_page
 from spaces.models import Space
 from webhooks.models import Attempt, Delivery, Endpoint
 
@@ -51,10 +50,6 @@ def due_delivery_count() -> int:
 # --- The API ------------------------------------------------------------------------------
 
 
-class BadCursor(ValueError):
-    pass
-
-
 def _optional_instant(value: datetime | None) -> str | None:
     return instant(value) if value is not None else None
 
@@ -85,33 +80,9 @@ def endpoint_dict(endpoint: Endpoint) -> dict:
     }
 
 
-def _signer(kind: str, scope: str) -> signing.Signer:
-    # Bound to the space (or endpoint): a cursor issued for one is rejected for another.
-    return signing.Signer(salt=f"webhooks.{kind}.cursor.{scope}")
-
-
-def _encode_cursor(kind: str, scope: str, row) -> str:
-    return _signer(kind, scope).sign_object([row.created_at.isoformat(), row.pk])
-
-
-def _after_cursor(queryset, kind: str, scope: str, cursor: str | None):
-    """Rows after the cursor in (created_at, id) descending order."""
-    if not cursor:
-        return queryset
-    try:
-        created_at, row_id = _signer(kind, scope).unsign_object(cursor)
-        created_at = parse_datetime(created_at)
-    except (signing.BadSignature, ValueError, TypeError):
-        raise BadCursor()
-    if created_at is None or not isinstance(row_id, str):
-        raise BadCursor()
-    return queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=row_id))
-
-
 def _page(queryset, kind: str, scope: str, *, limit: int, cursor: str | None) -> tuple[list, str | None]:
-    rows = list(_after_cursor(queryset.order_by("-created_at", "-id"), kind, scope, cursor)[: limit + 1])
-    next_cursor = _encode_cursor(kind, scope, rows[limit - 1]) if len(rows) > limit else None
-    return rows[:limit], next_cursor
+    # Bound to the space (or endpoint): a cursor issued for one is refused for another.
+    return keyset_page(queryset, salt=f"webhooks.{kind}.cursor.{scope}", limit=limit, cursor=cursor)
 
 
 def list_endpoints(space: Space, *, limit: int, cursor: str | None) -> tuple[list[dict], str | None]:

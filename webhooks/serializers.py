@@ -3,15 +3,7 @@ OpenAPI document (reads build plain dicts in `webhooks.selectors`; these describ
 
 from rest_framework import serializers
 
-from core.api.fields import (
-    StrictBooleanField,
-    StrictCharField,
-    StrictChoiceField,
-    StrictIntegerField,
-    StrictListField,
-    StrictQuerySerializer,
-    StrictSerializer,
-)
+from core.api.fields import StrictBooleanField, StrictCharField, StrictChoiceField, StrictListField, StrictSerializer
 from webhooks.models import EVENT_TYPES, PING, Delivery
 from webhooks.targets import MAX_URL_LENGTH
 
@@ -56,11 +48,6 @@ class WebhookUpdateInput(StrictSerializer):
         help_text="false: nothing more is sent and pending retries are canceled. true (re-enable): events from now "
         "on are sent; those of the disabled period are not replayed, and the failure count starts at 0.",
     )
-
-
-class PageQuery(StrictQuerySerializer):
-    limit = StrictIntegerField(min_value=1, max_value=100, required=False, default=20)
-    cursor = StrictCharField(required=False, max_length=500)
 
 
 # --- Response shapes (documentation only) -----------------------------------------------------

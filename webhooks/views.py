@@ -5,16 +5,16 @@ rules, the 5-endpoint limit, rotation and pings behave the same everywhere."""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from core.api import errors
+from core.api.paging import PAGE_PARAMETERS, page_query
+from core.api.schema import DeletedSerializer, envelope
 from core.api.views import ApiView
 from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
 from webhooks import selectors, services
 from webhooks.models import Endpoint
 from webhooks.serializers import (
-    PageQuery,
     WebhookCreateInput,
     WebhookDeliverySerializer,
     WebhookSerializer,
@@ -22,42 +22,15 @@ from webhooks.serializers import (
     WebhookWithSecretSerializer,
 )
 
-
-def _envelope(name: str, inner, many: bool = False, paginated: bool = False):
-    fields = {"data": inner(many=True) if many else inner()}
-    if paginated:
-        fields["nextCursor"] = serializers.CharField(
-            allow_null=True, help_text="Pass as `cursor` for the next page; null on the last page."
-        )
-    return type(name, (serializers.Serializer,), fields)
-
-
-class WebhookDeletedSerializer(serializers.Serializer):
-    """The result of a delete."""
-
-    id = serializers.CharField()
-    deleted = serializers.BooleanField()
-
-
-WebhookResponse = _envelope("WebhookResponse", WebhookSerializer)
-WebhookSecretResponse = _envelope("WebhookSecretResponse", WebhookWithSecretSerializer)
-WebhookListResponse = _envelope("WebhookListResponse", WebhookSerializer, many=True, paginated=True)
-WebhookDeletedResponse = _envelope("WebhookDeletedResponse", WebhookDeletedSerializer)
-DeliveryResponse = _envelope("WebhookDeliveryResponse", WebhookDeliverySerializer)
-DeliveryListResponse = _envelope("WebhookDeliveryListResponse", WebhookDeliverySerializer, many=True, paginated=True)
+WebhookResponse = envelope("WebhookResponse", WebhookSerializer)
+WebhookSecretResponse = envelope("WebhookSecretResponse", WebhookWithSecretSerializer)
+WebhookListResponse = envelope("WebhookListResponse", WebhookSerializer, many=True, paginated=True)
+WebhookDeletedResponse = envelope("WebhookDeletedResponse", DeletedSerializer)
+DeliveryResponse = envelope("WebhookDeliveryResponse", WebhookDeliverySerializer)
+DeliveryListResponse = envelope("WebhookDeliveryListResponse", WebhookDeliverySerializer, many=True, paginated=True)
 
 WEBHOOK_ID = OpenApiParameter("webhookId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Webhook endpoint id.")
-PAGE_PARAMETERS = [
-    OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, description="Page size, 1-100; default 20."),
-    OpenApiParameter("cursor", {"type": "string", "maxLength": 500}, description="The `nextCursor` of the previous page."),
-]
 TAGS = ["webhooks"]
-
-
-def _page_params(request) -> dict:
-    query = PageQuery(data=request.query_params)
-    query.is_valid(raise_exception=True)
-    return query.validated_data
 
 
 def _get_endpoint(request, webhook_id: str) -> Endpoint:
@@ -80,11 +53,8 @@ class WebhookCollectionView(IdempotentCreate, ApiView):
         tags=TAGS,
     )
     def get(self, request):
-        params = _page_params(request)
-        try:
-            rows, next_cursor = selectors.list_endpoints(request.auth.space, limit=params["limit"], cursor=params.get("cursor"))
-        except selectors.BadCursor:
-            raise errors.ValidationFailed("cursor: not a cursor issued by this service for this list")
+        params = page_query(request)
+        rows, next_cursor = selectors.list_endpoints(request.auth.space, limit=params["limit"], cursor=params.get("cursor"))
         return Response({"data": rows, "nextCursor": next_cursor})
 
     @extend_schema(
@@ -209,10 +179,7 @@ class WebhookDeliveriesView(ApiView):
         tags=TAGS,
     )
     def get(self, request, webhookId):
-        params = _page_params(request)
+        params = page_query(request)
         endpoint = _get_endpoint(request, webhookId)
-        try:
-            rows, next_cursor = selectors.endpoint_delivery_page(endpoint, limit=params["limit"], cursor=params.get("cursor"))
-        except selectors.BadCursor:
-            raise errors.ValidationFailed("cursor: not a cursor issued by this service for this list")
+        rows, next_cursor = selectors.endpoint_delivery_page(endpoint, limit=params["limit"], cursor=params.get("cursor"))
         return Response({"data": rows, "nextCursor": next_cursor})

@@ -7,6 +7,7 @@ from the code, never edited by hand.
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as BaseAutoSchema
+from rest_framework import serializers
 
 RATELIMIT_HEADERS = {
     "RateLimit-Policy": ("Both limits of the space, e.g. `60;w=60, 5000;w=86400`.", "string"),
@@ -62,6 +63,23 @@ ERROR_SCHEMA = {
 
 class AutoSchema(BaseAutoSchema):
     pass
+
+
+def envelope(name: str, inner, many: bool = False, paginated: bool = False):
+    """A `{data: ...}` response component (documentation only: reads build plain dicts)."""
+    fields = {"data": inner(many=True) if many else inner()}
+    if paginated:
+        fields["nextCursor"] = serializers.CharField(
+            allow_null=True, help_text="Pass as `cursor` for the next page; null on the last page."
+        )
+    return type(name, (serializers.Serializer,), fields)
+
+
+class DeletedSerializer(serializers.Serializer):
+    """The result of a delete."""
+
+    id = serializers.CharField()
+    deleted = serializers.BooleanField()
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):
