@@ -44,11 +44,13 @@ def build_poll(space, options: int, participants: int):
     every option (yes, ifNeedBe or no at random), stored in bulk."""
     from polls import services
     from polls.models import Participant, Vote
+    from polls.rules import TimeSlot
 
     first = datetime(2030, 1, 7, 8, tzinfo=UTC)
-    data = {"title": "Bench poll", "kind": "time", "duration": 30, "timeZone": "Europe/Berlin",
-            "options": [{"startTime": first + timedelta(minutes=30 * n)} for n in range(options)]}
-    poll, option_rows = services.create_poll(space=space, data=data)
+    poll, option_rows = services.create_poll(
+        space=space, title="Bench poll", kind="time", duration=30, time_zone="Europe/Berlin",
+        slots=[TimeSlot(first + timedelta(minutes=30 * n)) for n in range(options)],
+    )
     rng = random.Random(7)
     people = [Participant(poll=poll, name=f"Participant {n}", email=f"p{n}@example.com") for n in range(participants)]
     Participant.objects.bulk_create(people, batch_size=1000)

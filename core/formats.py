@@ -1,9 +1,88 @@
-"""Wire formats shared by every response."""
+"""Wire formats: the instant every response writes, and the dates and times requests give.
 
-from datetime import UTC, datetime
+The parsers raise `ValueError` with the reason as an API client reads it after the field's
+path (`must be a date YYYY-MM-DD`); the strict request fields and the back office's forms
+both call them, so a value is judged the same everywhere."""
+
+import re
+from datetime import UTC, date, datetime, time, timedelta, timezone
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+
+# Dates and times stay clear of the ends of the calendar (years 1 and 9999), where a time
+# zone offset, a duration or the auto-close grace would step outside what can be represented.
+MIN_DATE, MAX_DATE = date(1000, 1, 1), date(9998, 12, 31)
+RANGE_MESSAGE = f"must be between {MIN_DATE.isoformat()} and {MAX_DATE.isoformat()}"
+
+DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+CLOCK_PATTERN = r"^([01]\d|2[0-3]):[0-5]\d$"
+DATE_TIME_PATTERN = r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?$"
+# re.ASCII: `\d` as in the JSON Schema patterns, 0-9 only; fullmatch, since `$` alone
+# would allow a final "\n".
+_DATE, _CLOCK, _DATE_TIME = (re.compile(pattern, re.ASCII) for pattern in (DATE_PATTERN, CLOCK_PATTERN, DATE_TIME_PATTERN))
 
 
 def instant(value: datetime) -> str:
     """`YYYY-MM-DDTHH:MM:SS.sssZ`: UTC, milliseconds, `Z` (never `+00:00`). The year always
     has four digits (`strftime("%Y")` drops leading zeros on some platforms)."""
     return value.astimezone(UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
+
+
+def parse_date(text) -> date:
+    """`YYYY-MM-DD`, a real calendar date from MIN_DATE to MAX_DATE."""
+    if not isinstance(text, str) or not _DATE.fullmatch(text):
+        raise ValueError("must be a date YYYY-MM-DD")
+    try:
+        value = date.fromisoformat(text)
+    except ValueError:
+        raise ValueError("must be a date YYYY-MM-DD") from None
+    if not MIN_DATE <= value <= MAX_DATE:
+        raise ValueError(RANGE_MESSAGE)
+    return value
+
+
+def parse_clock(text) -> time:
+    """`HH:MM`, 00:00 to 23:59; seconds are not accepted."""
+    if not isinstance(text, str) or not _CLOCK.fullmatch(text):
+        raise ValueError("must be a time HH:MM (00:00-23:59)")
+    return time(int(text[:2]), int(text[3:]))
+
+
+def parse_date_time(text) -> datetime:
+    """RFC 3339 date-time, seconds kept and fractions dropped: an aware datetime with `Z`
+    or an offset, a naive one (wall clock or floating time) without."""
+    match = _DATE_TIME.fullmatch(text) if isinstance(text, str) else None
+    if not match:
+        raise ValueError("must be an RFC 3339 date-time")
+    year, month, day, hour, minute, second, offset = match.groups()
+    try:
+        value = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
+        if offset and offset not in "Zz":
+            hours, minutes = int(offset[1:3]), int(offset[4:6])
+            if hours > 23 or minutes > 59:
+                raise ValueError
+            delta = timedelta(hours=hours, minutes=minutes)
+            value = value.replace(tzinfo=timezone(delta if offset[0] == "+" else -delta))
+        elif offset:
+            value = value.replace(tzinfo=UTC)
+    except ValueError:
+        raise ValueError("must be an RFC 3339 date-time") from None
+    if not MIN_DATE <= value.date() <= MAX_DATE:
+        raise ValueError(RANGE_MESSAGE)
+    return value
+
+
+EMAIL_MAX_LENGTH = 254  # RFC 5321's limit on a forward path, the column's too
+
+
+def parse_email(text) -> str:
+    """An e-mail address (Django's check, at most 254 characters), trimmed."""
+    email = text.strip() if isinstance(text, str) else ""
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise ValueError("must be an e-mail address") from None
+    if len(email) > EMAIL_MAX_LENGTH:
+        raise ValueError(f"must be at most {EMAIL_MAX_LENGTH} characters")
+    return email

@@ -67,6 +67,10 @@ class Poll(models.Model):
         return f"{self.title} ({self.id})"
 
 
+# The display order of a poll's options: by day, or by start and then duration.
+OPTION_ORDER = ("date", "start_time", "duration", "id")
+
+
 class Option(models.Model):
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
     poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="options")
@@ -75,11 +79,16 @@ class Option(models.Model):
     duration = models.PositiveIntegerField(null=True, blank=True, help_text="Time polls: minutes.")
 
     class Meta:
-        ordering = ["date", "start_time", "duration", "id"]
+        ordering = list(OPTION_ORDER)
         indexes = [models.Index(fields=["poll", "date", "start_time", "duration"], name="option_poll_order")]
 
     def __str__(self):
         return str(self.date or self.start_time)
+
+    def display_order(self) -> tuple:
+        """OPTION_ORDER in Python, for options not read from the database (no NULLs are
+        compared: one poll's options are all date options or all time options)."""
+        return tuple((value is None, value) for value in (getattr(self, name) for name in OPTION_ORDER))
 
 
 class Participant(models.Model):

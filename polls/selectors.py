@@ -32,7 +32,7 @@ def live_polls(space: Space):
         Poll.objects.filter(space=space, deleted_at__isnull=True)
         .select_related("organizer")
         .annotate(participant_count=_participant_count())
-        .prefetch_related(Prefetch("options", queryset=Option.objects.order_by("date", "start_time", "duration", "id")))
+        .prefetch_related(Prefetch("options", queryset=Option.objects.all()))
     )
 
 

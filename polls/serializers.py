@@ -1,22 +1,14 @@
-"""Request validation for `POST /v1/polls`, and response shapes for the OpenAPI document.
-
-Input serializers validate only; the service builds the poll. Output serializers are never
-run: reads build plain dicts (see selectors) and these describe them in the schema, where
-tests hold every response to them.
+"""Request validation for `POST /v1/polls`: the input serializers validate and
+`create_poll_arguments` maps the valid body to `services.create_poll`'s arguments. (The
+response shapes are in `polls.schema`.)
 """
 
-import re
-from datetime import UTC, datetime, timedelta, timezone
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.fields import (
-    MAX_DATE,
-    MIN_DATE,
-    RANGE_MESSAGE,
+    ParsedField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -26,8 +18,20 @@ from core.api.fields import (
     StrictListField,
     StrictSerializer,
 )
+from core.formats import DATE_TIME_PATTERN, EMAIL_MAX_LENGTH, parse_date_time, parse_email
 from polls.generators import WEEKDAYS, matching_days
-from polls.rules import MAX_DURATION, MIN_DURATION, as_generator
+from polls.models import Poll
+from polls.rules import (
+    DESCRIPTION_MAX_LENGTH,
+    LOCATION_MAX_LENGTH,
+    MAX_DURATION,
+    MIN_DURATION,
+    SETTINGS,
+    TITLE_MAX_LENGTH,
+    TimeSlot,
+    as_generator,
+    setting_default,
+)
 from polls.timezones import InvalidTimeZone, canonical_time_zone
 
 MAX_GENERATORS = 10
@@ -35,50 +39,21 @@ MAX_GENERATOR_DAYS = 365
 
 # --- Input fields ------------------------------------------------------------------------
 
-_START_TIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?([Zz]|[+-]\d{2}:\d{2})?$",
-    re.ASCII,  # `\d` as in the JSON Schema pattern: 0-9 only
-)
-START_TIME_PATTERN = _START_TIME.pattern
-
 
 @extend_schema_field(
     {
         "type": "string",
-        "pattern": START_TIME_PATTERN,
+        "pattern": DATE_TIME_PATTERN,
         "description": "RFC 3339 date-time. With `Z` or an offset it is an instant; without one it is "
         "wall-clock time in `timeZone`, or floating time when the poll has no `timeZone`. "
         "Seconds are kept, fractions dropped. From 1000-01-01 to 9998-12-31.",
         "examples": ["2026-12-01T09:00:00Z", "2026-12-01T09:00:00"],
     }
 )
-class StartTimeField(serializers.Field):
+class StartTimeField(ParsedField):
     """Returns a naive datetime (wall clock or floating) or an aware one (instant)."""
 
-    default_error_messages = {
-        "required": "required", "null": "must not be null", "invalid": "must be an RFC 3339 date-time", "range": RANGE_MESSAGE,
-    }
-
-    def to_internal_value(self, data):
-        match = _START_TIME.fullmatch(data) if isinstance(data, str) else None  # `$` alone allows a final "\n"
-        if not match:
-            self.fail("invalid")
-        year, month, day, hour, minute, second, offset = match.groups()
-        try:
-            value = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
-            if offset and offset not in "Zz":
-                hours, minutes = int(offset[1:3]), int(offset[4:6])
-                if hours > 23 or minutes > 59:
-                    raise ValueError
-                delta = timedelta(hours=hours, minutes=minutes)
-                value = value.replace(tzinfo=timezone(delta if offset[0] == "+" else -delta))
-            elif offset:
-                value = value.replace(tzinfo=UTC)
-        except ValueError:
-            self.fail("invalid")
-        if not MIN_DATE <= value.date() <= MAX_DATE:
-            self.fail("range")
-        return value
+    parse = parse_date_time
 
 
 @extend_schema_field({"type": "string", "maxLength": 64, "examples": ["Europe/Berlin"]})
@@ -94,18 +69,16 @@ class TimeZoneField(StrictCharField):
             raise serializers.ValidationError(str(exc))
 
 
-@extend_schema_field({"type": "string", "format": "email", "maxLength": 254})
+@extend_schema_field({"type": "string", "format": "email", "maxLength": EMAIL_MAX_LENGTH})
 class EmailField(StrictCharField):
     def __init__(self, **kwargs):
-        super().__init__(max_length=254, **kwargs)
+        super().__init__(max_length=EMAIL_MAX_LENGTH, **kwargs)
 
     def to_internal_value(self, data):
-        email = super().to_internal_value(data)
         try:
-            validate_email(email)
-        except DjangoValidationError:
-            raise serializers.ValidationError("must be an e-mail address")
-        return email
+            return parse_email(super().to_internal_value(data))
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc))
 
 
 def duration_field(**kwargs):
@@ -178,29 +151,36 @@ class GeneratorInput(StrictSerializer):
         return attrs
 
 
-class PollInputBase(StrictSerializer):
-    title = StrictCharField(max_length=255, help_text="Trimmed; 1-255 characters.")
-    description = StrictCharField(max_length=1000, required=False, allow_blank=True, help_text="Trimmed; at most 1000 characters.")
-    location = StrictCharField(max_length=255, required=False, allow_blank=True, help_text="Trimmed; at most 255 characters.")
-    requireEmail = StrictBooleanField(required=False, help_text="Default false.")
-    hideParticipants = StrictBooleanField(required=False, help_text="Default false.")
-    hideScores = StrictBooleanField(required=False, help_text="Default false.")
-    disableComments = StrictBooleanField(required=False, help_text="Default true.")
-    allowTentativeVotes = StrictBooleanField(required=False, help_text="Default true.")
+class PollTextsInput(StrictSerializer):
+    title = StrictCharField(max_length=TITLE_MAX_LENGTH, help_text=f"Trimmed; 1-{TITLE_MAX_LENGTH} characters.")
+    description = StrictCharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, allow_blank=True,
+                                  help_text=f"Trimmed; at most {DESCRIPTION_MAX_LENGTH} characters.")
+    location = StrictCharField(max_length=LOCATION_MAX_LENGTH, required=False, allow_blank=True,
+                               help_text=f"Trimmed; at most {LOCATION_MAX_LENGTH} characters.")
+
+
+# The five settings, after the texts (DRF keeps a base class's fields first).
+PollSettingsInput = type("PollSettingsInput", (PollTextsInput,), {
+    name: StrictBooleanField(required=False, help_text=f"Default {str(setting_default(column)).lower()}.")
+    for name, (column, _) in SETTINGS.items()
+})
+
+
+class PollInputBase(PollSettingsInput):
     organizer = OrganizerInput(required=False, help_text="Left out: the space owner organises the poll.")
 
 
 class DatePollInput(PollInputBase):
     """A date poll: respondents pick calendar days. `timeZone`, `duration` and `generators` are not part of it."""
 
-    kind = StrictChoiceField(choices=["date"])
+    kind = StrictChoiceField(choices=[Poll.Kind.DATE.value])
     options = StrictListField(child=DateOptionInput(), min_length=1, help_text="Duplicate dates are removed.")
 
 
 class TimePollInput(PollInputBase):
     """A time poll: respondents pick time slots, given as `options`, `generators` or both."""
 
-    kind = StrictChoiceField(choices=["time"])
+    kind = StrictChoiceField(choices=[Poll.Kind.TIME.value])
     options = StrictListField(child=TimeOptionInput(), min_length=1, required=False)
     generators = StrictListField(child=GeneratorInput(), min_length=1, max_length=MAX_GENERATORS, required=False)
     timeZone = TimeZoneField(required=False, help_text="IANA name; fixed-offset zones are refused.")
@@ -235,7 +215,7 @@ class UnknownKindPollInput(PollInputBase):
     """Used when `kind` is missing or wrong: checks the shared fields and reports `kind`,
     without judging the kind-specific ones."""
 
-    kind = StrictChoiceField(choices=["date", "time"])
+    kind = StrictChoiceField(choices=Poll.Kind.values)
     options = serializers.JSONField(required=False)
     generators = serializers.JSONField(required=False)
     timeZone = serializers.JSONField(required=False)
@@ -248,157 +228,28 @@ def _minutes(clock) -> int:
 
 def poll_input_serializer(data) -> StrictSerializer:
     kind = data.get("kind") if isinstance(data, dict) else None
-    forms = {"date": DatePollInput, "time": TimePollInput}
+    forms = {Poll.Kind.DATE: DatePollInput, Poll.Kind.TIME: TimePollInput}
     cls = forms[kind] if isinstance(kind, str) and kind in forms else UnknownKindPollInput
     return cls(data=data)
 
 
-# --- Response shapes (documentation only) -------------------------------------------------
-
-
-class ConferencingSerializer(serializers.Serializer):
-    """The video call: `{"provider": "none"}` when there is none."""
-
-    provider = serializers.ChoiceField(choices=["none", "zoom", "meet", "teams", "custom"])
-    label = serializers.CharField(required=False, help_text="Only with provider `custom`.")
-    uri = serializers.CharField(required=False, help_text="Only with provider `custom`, when set.")
-
-
-class OrganizerSerializer(serializers.Serializer):
-    """The member who organises the poll."""
-
-    id = serializers.CharField()
-    name = serializers.CharField()
-    email = serializers.CharField()
-    image = serializers.CharField(allow_null=True, help_text="Avatar URL on the CDN, or null.")
-
-
-class DateOptionSerializer(serializers.Serializer):
-    """An option of a date poll."""
-
-    id = serializers.CharField()
-    date = serializers.DateField(help_text="Floating calendar date; never convert it through a time zone.")
-
-
-class TimeOptionSerializer(serializers.Serializer):
-    """An option of a time poll."""
-
-    id = serializers.CharField()
-    startTime = serializers.DateTimeField(help_text="UTC instant, `YYYY-MM-DDTHH:MM:SS.sssZ`.")
-    duration = serializers.IntegerField(help_text="Minutes.")
-
-
-@extend_schema_field(
-    PolymorphicProxySerializer(
-        component_name="Option",
-        serializers=[DateOptionSerializer, TimeOptionSerializer],
-        resource_type_field_name=None,
-    )
-)
-class OptionField(serializers.JSONField):
-    pass
-
-
-class PollSerializer(serializers.Serializer):
-    """A scheduling poll. Every field is present on every poll response."""
-
-    id = serializers.CharField(help_text="12 characters `[A-Za-z0-9]`.")
-    title = serializers.CharField()
-    description = serializers.CharField(allow_null=True)
-    location = serializers.CharField(allow_null=True)
-    conferencing = ConferencingSerializer()
-    timeZone = serializers.CharField(allow_null=True, help_text="IANA name; null for floating times and date polls.")
-    status = serializers.ChoiceField(choices=["open", "closed", "scheduled", "canceled"])
-    kind = serializers.ChoiceField(choices=["date", "time"])
-    createdAt = serializers.DateTimeField()
-    updatedAt = serializers.DateTimeField(help_text="Changes whenever anything readable about the poll changes, responses included.")
-    organizer = OrganizerSerializer()
-    requireEmail = serializers.BooleanField()
-    hideParticipants = serializers.BooleanField()
-    hideScores = serializers.BooleanField()
-    disableComments = serializers.BooleanField()
-    allowTentativeVotes = serializers.BooleanField()
-    participantCount = serializers.IntegerField()
-    options = serializers.ListField(child=OptionField(), help_text="Date options (date polls) or time options (time polls), sorted.")
-    adminUrl = serializers.URLField()
-    inviteUrl = serializers.URLField()
-
-
-# --- Results and participants (documentation only) -----------------------------------------
-
-
-class VoteCountSerializer(serializers.Serializer):
-    """How many participants gave one vote type for an option."""
-
-    type = serializers.CharField(help_text="Open set: `yes`, `ifNeedBe`, `no`, and possibly others; tolerate unknown types.")
-    count = serializers.IntegerField(min_value=0)
-
-
-class ResultFieldsSerializer(serializers.Serializer):
-    """The counted part of a result option."""
-
-    votes = VoteCountSerializer(
-        many=True,
-        help_text="Dense: every vote type the poll offers, in display order (`yes`, `ifNeedBe`, `no`, then any "
-        "other type in order of first appearance), with `count` 0 where nobody chose it. `ifNeedBe` is left out "
-        "when the poll does not allow tentative votes and nobody holds one.",
-    )
-    score = serializers.FloatField(
-        help_text="Opaque ranking number: sorting by it orders options from best to worst. Do not decode it, "
-        "compare it across polls or threshold it."
-    )
-    isTopChoice = serializers.BooleanField(help_text="The option has the highest score and somebody can make it.")
-
-
-class DateResultOptionSerializer(DateOptionSerializer, ResultFieldsSerializer):
-    """A date option with its counts."""
-
-
-class TimeResultOptionSerializer(TimeOptionSerializer, ResultFieldsSerializer):
-    """A time option with its counts."""
-
-
-@extend_schema_field(
-    PolymorphicProxySerializer(
-        component_name="ResultOption",
-        serializers=[DateResultOptionSerializer, TimeResultOptionSerializer],
-        resource_type_field_name=None,
-    )
-)
-class ResultOptionField(serializers.JSONField):
-    pass
-
-
-class ResultsSerializer(serializers.Serializer):
-    """Counts per option of one poll, without individual participant data."""
-
-    pollId = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["date", "time"])
-    status = serializers.ChoiceField(choices=["open", "closed", "scheduled", "canceled"])
-    participantCount = serializers.IntegerField(min_value=0)
-    options = serializers.ListField(child=ResultOptionField(), help_text="In the poll's option order.")
-    highScore = serializers.FloatField(help_text="The highest `score` among the options; 0 without options.")
-
-
-class AvailabilitySpanSerializer(serializers.Serializer):
-    """A time the participant can make: one per option answered `yes` or `ifNeedBe`."""
-
-    start = serializers.DateTimeField(help_text="Inclusive. For an all-day span, 00:00:00.000Z of the date.")
-    end = serializers.DateTimeField(help_text="Exclusive. For an all-day span, 00:00:00.000Z of the next date.")
-    allDay = serializers.BooleanField(help_text="A whole calendar day: read the date from `start`.")
-    modifiers = serializers.ListField(
-        child=serializers.CharField(),
-        help_text="Open set. `ifNeedBe`: can make it but would rather not. An unrecognised modifier still means available.",
-    )
-
-
-class ParticipantSerializer(serializers.Serializer):
-    """A response to a poll."""
-
-    id = serializers.CharField()
-    name = serializers.CharField()
-    email = serializers.CharField(allow_null=True)
-    createdAt = serializers.DateTimeField()
-    availability = AvailabilitySpanSerializer(
-        many=True, help_text="Ordered by start; not merged. Options answered `no` or left unanswered are absent."
-    )
+def create_poll_arguments(data: dict) -> dict:
+    """A valid `POST /v1/polls` body as `services.create_poll`'s keyword arguments."""
+    duration = data.get("duration")
+    options = data.get("options") or ()
+    arguments = {
+        "title": data["title"],
+        "kind": data["kind"],
+        "description": data.get("description"),
+        "location": data.get("location"),
+        "time_zone": data.get("timeZone"),
+        "duration": duration,
+        "organizer_email": (data.get("organizer") or {}).get("email"),
+        **{column: data[name] for name, (column, _) in SETTINGS.items() if name in data},
+    }
+    if data["kind"] == Poll.Kind.DATE:
+        arguments["dates"] = [option["date"] for option in options]
+    else:
+        arguments["slots"] = [TimeSlot(option["startTime"], option.get("duration")) for option in options]
+        arguments["generators"] = [as_generator(item, duration) for item in data.get("generators") or ()]
+    return arguments

@@ -10,14 +10,8 @@ from core.api.views import ApiView
 from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
 from polls import selectors, services
 from polls.models import Poll
-from polls.serializers import (
-    DatePollInput,
-    ParticipantSerializer,
-    PollSerializer,
-    ResultsSerializer,
-    TimePollInput,
-    poll_input_serializer,
-)
+from polls.schema import ParticipantSerializer, PollSerializer, ResultsSerializer
+from polls.serializers import DatePollInput, TimePollInput, create_poll_arguments, poll_input_serializer
 
 PollResponse = envelope("PollResponse", PollSerializer)
 PollListResponse = envelope("PollListResponse", PollSerializer, many=True, paginated=True)
@@ -90,7 +84,7 @@ class PollCollectionView(IdempotentCreate, ApiView):
         def create(body: dict) -> dict:
             serializer = poll_input_serializer(body)
             serializer.is_valid(raise_exception=True)
-            poll, options = services.create_poll(space=request.auth.space, data=serializer.validated_data)
+            poll, options = services.create_poll(space=request.auth.space, **create_poll_arguments(serializer.validated_data))
             return {"data": selectors.poll_dict(poll, options)}
 
         return self.create_idempotently(request, "createPoll", create)

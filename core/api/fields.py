@@ -6,17 +6,13 @@ uses only these fields.
 """
 
 import re
-from datetime import date, time
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-COMMON_MESSAGES = {"required": "required", "null": "must not be null"}
+from core.formats import CLOCK_PATTERN, DATE_PATTERN, parse_clock, parse_date
 
-# Dates and times stay clear of the ends of the calendar (years 1 and 9999), where a time
-# zone offset, a duration or the auto-close grace would step outside what can be represented.
-MIN_DATE, MAX_DATE = date(1000, 1, 1), date(9998, 12, 31)
-RANGE_MESSAGE = f"must be between {MIN_DATE.isoformat()} and {MAX_DATE.isoformat()}"
+COMMON_MESSAGES = {"required": "required", "null": "must not be null"}
 
 
 class StrictCharField(serializers.CharField):
@@ -74,39 +70,34 @@ class StrictChoiceField(serializers.ChoiceField):
         return data
 
 
-@extend_schema_field({"type": "string", "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"})
-class StrictDateField(serializers.Field):
-    """`YYYY-MM-DD`, a real calendar date from MIN_DATE to MAX_DATE."""
+class ParsedField(serializers.Field):
+    """A string read by one of core.formats' parsers; its `ValueError` is the message."""
 
-    default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a date YYYY-MM-DD", "range": RANGE_MESSAGE}
-    _pattern = re.compile(r"^\d{4}-\d{2}-\d{2}$", re.ASCII)
+    default_error_messages = COMMON_MESSAGES
+    parse = None  # a function of core.formats
 
     def to_internal_value(self, data):
-        if not isinstance(data, str) or not self._pattern.fullmatch(data):
-            self.fail("invalid")
         try:
-            value = date.fromisoformat(data)
-        except ValueError:
-            self.fail("invalid")
-        if not MIN_DATE <= value <= MAX_DATE:
-            self.fail("range")
-        return value
+            return type(self).parse(data)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc))
+
+
+@extend_schema_field({"type": "string", "format": "date", "pattern": DATE_PATTERN})
+class StrictDateField(ParsedField):
+    """`YYYY-MM-DD`, a real calendar date from MIN_DATE to MAX_DATE."""
+
+    parse = parse_date
 
     def to_representation(self, value):
         return value.isoformat()
 
 
-@extend_schema_field({"type": "string", "pattern": r"^([01]\d|2[0-3]):[0-5]\d$", "examples": ["09:00"]})
-class StrictClockField(serializers.Field):
+@extend_schema_field({"type": "string", "pattern": CLOCK_PATTERN, "examples": ["09:00"]})
+class StrictClockField(ParsedField):
     """`HH:MM`, 00:00 to 23:59; seconds are not accepted."""
 
-    default_error_messages = {**COMMON_MESSAGES, "invalid": "must be a time HH:MM (00:00-23:59)"}
-    _pattern = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$", re.ASCII)  # fullmatch: no "09:00\n"
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str) or not self._pattern.fullmatch(data):
-            self.fail("invalid")
-        return time(int(data[:2]), int(data[3:]))
+    parse = parse_clock
 
     def to_representation(self, value):
         return value.strftime("%H:%M")

@@ -1,0 +1,54 @@
+"""What the poll back office's pages share: refusals that undo a save, option labels and
+the report of a bulk action."""
+
+from contextlib import contextmanager
+
+from django.contrib import messages
+from django.http import HttpResponseRedirect
+
+from core.errors import ServiceError
+from polls.models import Option
+
+
+class SaveRefused(Exception):
+    """A service refused a change the forms had accepted; aborts the admin's transaction."""
+
+
+@contextmanager
+def refusals_undo_the_save():
+    try:
+        yield
+    except ServiceError as exc:
+        raise SaveRefused(str(exc))
+
+
+class UndoRefusedSaves:
+    """Admin views run in one transaction: a refusal at save time (the poll was deleted or
+    changed meanwhile, although the forms were valid) rolls all of it back and says why."""
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except SaveRefused as exc:
+            messages.error(request, f"Nothing was saved: {exc}")
+            return HttpResponseRedirect(request.path)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except SaveRefused as exc:
+            messages.error(request, f"Nothing was deleted: {exc}")
+            return HttpResponseRedirect(request.path)
+
+
+def option_label(option: Option) -> str:
+    if option.date is not None:
+        return option.date.isoformat()
+    return f"{option.start_time:%Y-%m-%d %H:%M} UTC, {option.duration} min"
+
+
+def report(request, done: list[str], what: str, refused: list[str]) -> None:
+    if done:
+        messages.success(request, f"{what}: {', '.join(done)}.")
+    for reason in refused:
+        messages.error(request, reason)
