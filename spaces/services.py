@@ -6,26 +6,25 @@ nothing else. Bad input raises `ServiceError` with a message fit for a person.
 
 from datetime import datetime
 
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.errors import ServiceError
+from core.formats import parse_email
 from spaces import keys, selectors
 from spaces.models import ApiKey, Membership, Space, Subscription, User
 
 KEY_NAME_MAX_LENGTH = ApiKey._meta.get_field("name").max_length
+USER_NAME_MAX_LENGTH = User._meta.get_field("name").max_length
+SPACE_NAME_MAX_LENGTH = Space._meta.get_field("name").max_length
 
 
 def clean_email(email: str) -> str:
     """The e-mail address trimmed, or `ServiceError` if it is not one."""
-    email = (email or "").strip()
     try:
-        validate_email(email)
-    except ValidationError:
-        raise ServiceError(f"not a valid e-mail address: {email!r}")
-    return email
+        return parse_email(email)
+    except ValueError:
+        raise ServiceError(f"not a valid e-mail address: {(email or '').strip()!r}")
 
 
 def get_or_create_user(*, email: str, name: str | None = None) -> User:
@@ -33,13 +32,13 @@ def get_or_create_user(*, email: str, name: str | None = None) -> User:
     used only for a new user (default: the part of the address before the @)."""
     email = clean_email(email)
     name = (name or "").strip()
-    if len(name) > 255:
-        raise ServiceError("a user name must be at most 255 characters")
+    if len(name) > USER_NAME_MAX_LENGTH:
+        raise ServiceError(f"a user name must be at most {USER_NAME_MAX_LENGTH} characters")
     user = User.objects.filter(email__iexact=email).first()
     if user is None:
         try:
             with transaction.atomic():
-                user = User.objects.create(email=email, name=name or email.split("@")[0][:255])
+                user = User.objects.create(email=email, name=name or email.split("@")[0][:USER_NAME_MAX_LENGTH])
         except IntegrityError:  # created concurrently
             user = User.objects.get(email__iexact=email)
     return user
@@ -48,8 +47,8 @@ def get_or_create_user(*, email: str, name: str | None = None) -> User:
 @transaction.atomic
 def create_space(*, name: str, owner_email: str, owner_name: str | None = None, pro: bool = False) -> Space:
     name = (name or "").strip()
-    if not name or len(name) > 255:
-        raise ServiceError("the space name must be 1 to 255 characters")
+    if not name or len(name) > SPACE_NAME_MAX_LENGTH:
+        raise ServiceError(f"the space name must be 1 to {SPACE_NAME_MAX_LENGTH} characters")
     owner = get_or_create_user(email=owner_email, name=owner_name)
     space = Space.objects.create(name=name, owner=owner)
     Membership.objects.create(space=space, user=owner)

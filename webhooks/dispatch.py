@@ -1,10 +1,15 @@
-"""Working off the outbox: the periodic jobs and the embedded dispatcher loop.
+"""Working off the outbox: the one owner of the wake-up path, the periodic jobs and the
+embedded dispatcher loop. The dispatch mode (`WEBHOOKS_DISPATCH`) is read here and nowhere
+else.
 
-At scale (`WEBHOOKS_DISPATCH = "celery"`), a task enqueued on commit fans each event out
-and sends its deliveries; Celery beat runs `sweep` (settings.PERIODIC_JOBS), which fans
-out anything missed and enqueues workers for due retries. Embedded, `manage.py runjobs`
-runs the `Dispatcher` loop beside the periodic jobs: the same service functions, in
-threads of one process.
+At scale (`celery`), `work_waiting` (webhooks.signals, sent when work commits) enqueues a
+task that fans the event out and sends its deliveries; Celery beat runs `sweep`
+(settings.PERIODIC_JOBS), which fans out anything missed and enqueues workers for due
+retries. Embedded, `manage.py runjobs` runs the `Dispatcher` loop beside the periodic jobs:
+the same service functions, in threads of one process; `work_waiting` wakes the loop of
+this process, and the loop of another process finds the work at its next look. Nothing in
+the wake-up path is needed for correctness: the outbox is the truth, and the sweeper picks
+up whatever a lost wake-up leaves behind.
 """
 
 import logging
@@ -17,9 +22,10 @@ from datetime import timedelta
 
 from django import db
 from django.conf import settings
+from django.dispatch import receiver
 from django.utils import timezone
 
-from webhooks import notify, selectors, services
+from webhooks import selectors, services, signals
 
 logger = logging.getLogger("service.webhooks")
 
@@ -33,6 +39,43 @@ CLAIMS_PER_SENDER = 4
 CHANGE_CHECK_SECONDS = 0.01
 
 _running: "Dispatcher | None" = None
+_wake = threading.Event()
+
+
+def _celery() -> bool:
+    return settings.WEBHOOKS_DISPATCH == "celery"
+
+
+@receiver(signals.work_waiting)
+def work_waiting(sender, *, event_id: str | None = None, delivery_id: str | None = None, **_) -> None:
+    """Work committed: enqueue its task (Celery), or wake this process's loop (embedded)."""
+    if not _celery():
+        wake()
+    elif event_id is not None:
+        _enqueue("fan_out_event", event_id)
+    else:
+        _enqueue("deliver", delivery_id)
+
+
+def wake() -> None:
+    _wake.set()
+
+
+def wait(timeout: float) -> bool:
+    """Block until woken or `timeout` seconds pass; True if woken. Clears the flag."""
+    woken = _wake.wait(timeout)
+    _wake.clear()
+    return woken
+
+
+def _enqueue(task_name: str, *args) -> None:
+    from webhooks import tasks  # Celery is only imported where it is used
+
+    try:
+        getattr(tasks, task_name).apply_async(args, retry=False)
+    except Exception:  # noqa: BLE001 - the broker is down: the sweeper will deliver
+        logger.warning("could not enqueue a webhook task; the sweeper will pick it up",
+                       extra={"task": task_name, "task_args": list(args)}, exc_info=True)
 
 
 def sweep() -> None:
@@ -41,14 +84,12 @@ def sweep() -> None:
     services.close_abandoned()
     while services.fan_out():
         pass
-    if settings.WEBHOOKS_DISPATCH == "celery":
-        from webhooks import tasks
-
+    if _celery():
         due = selectors.due_delivery_count()
         for _ in range(min(math.ceil(due / DELIVERIES_PER_TASK), settings.WEBHOOKS_SWEEP_TASKS)):
-            tasks.deliver_due.apply_async(retry=False)
+            _enqueue("deliver_due")
     elif _running is not None:
-        notify.wake()  # this process's dispatcher sends them
+        wake()  # this process's dispatcher sends them
     else:
         services.deliver_due()
 
@@ -62,12 +103,12 @@ def purge() -> None:
 def embedded_worker(stop: threading.Event):
     """`manage.py runjobs`' embedded worker (settings.EMBEDDED_WORKERS): the dispatcher,
     when this process sends webhooks itself. Returns the function that waits for it."""
-    if settings.WEBHOOKS_DISPATCH != "embedded":
+    if _celery():
         return None
     thread = Dispatcher().start(stop)
 
     def finish() -> None:
-        notify.wake()  # out of its idle wait: it sees `stop` at once
+        wake()  # out of its idle wait: it sees `stop` at once
         thread.join()
 
     return finish
@@ -138,11 +179,11 @@ class Dispatcher:
     def idle(self) -> None:
         """Wait up to `poll_seconds` for a reason to look again."""
         if self._seen_version is None:
-            notify.wait(self.poll_seconds)
+            wait(self.poll_seconds)
             return
         deadline = time.monotonic() + self.poll_seconds
         while time.monotonic() < deadline:
-            if notify.wait(CHANGE_CHECK_SECONDS) or _data_version() != self._seen_version:
+            if wait(CHANGE_CHECK_SECONDS) or _data_version() != self._seen_version:
                 return
 
     def _attempt(self, claim: services.Claim, stop: threading.Event) -> None:
@@ -158,7 +199,7 @@ class Dispatcher:
             logger.exception("webhook attempt failed unexpectedly", extra={"delivery": claim.delivery.pk})
         finally:
             self._results.put(result)
-            notify.wake()
+            wake()
 
     def _collect(self) -> list[services.Result]:
         """The results the senders handed over since the last call."""

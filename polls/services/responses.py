@@ -18,7 +18,7 @@ VOTE_TYPES = (Vote.YES, Vote.IF_NEED_BE, Vote.NO)
 
 
 def clean_response(*, poll: Poll, name: str, email: str | None, votes: dict, current: dict | None = None) -> tuple:
-    """(name, email, votes) checked against the poll: a name of 1-255 characters; an e-mail
+    """(name, email, votes) checked against the poll: a name of 1-NAME_MAX_LENGTH characters; an e-mail
     address (required when the poll requires one); votes `option id -> yes|ifNeedBe|no`
     (or None: no answer) on options of this poll, `ifNeedBe` only when tentative votes are
     allowed. A vote left as it is in `current` is not judged again (older data may hold

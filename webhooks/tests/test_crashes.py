@@ -4,6 +4,7 @@ import pytest
 from django.db import transaction
 
 from webhooks import dispatch, services
+from webhooks.services import delivery as delivery_services
 from webhooks.models import Attempt, Delivery, Endpoint, Event
 from webhooks.tests.conftest import received, run_worker
 
@@ -47,7 +48,7 @@ def test_a_worker_killed_after_sending_causes_a_duplicate_with_the_same_event_id
         raise WorkerKilled
 
     with monkeypatch.context() as patch:
-        patch.setattr(services, "finish", die)
+        patch.setattr(delivery_services, "finish", die)  # where deliver_due finds it
         with pytest.raises(WorkerKilled):
             run_worker()
     assert len(receiver.log) == 1

@@ -1,16 +1,12 @@
-"""Webhooks: recording events in the outbox, managing endpoints, and delivering.
+"""Delivering: fanning events out into deliveries, claiming due deliveries, making the
+attempts and recording their outcomes; pings and resends; closing what a crash abandoned,
+and the purge.
 
-Delivery is at least once, whatever crashes:
-- an event is recorded in the transaction of its change (`record_event`); when that
-  commits, the dispatcher is told (a Celery task, or the embedded loop's wake-up), and
-  the sweeper fans out any event it was not told about (`fan_out`);
-- each delivery's retry time lives in the database; a worker claims due deliveries in a
-  batch (`claim_due`, or `fan_out_and_claim` as it makes them), which gives each a lease;
-  it sends them and records the outcomes (`send_many`, `finish`); a worker that dies
-  leaves leases that expire, and the deliveries are claimed again.
-Keyword-only, transactional; the back office, `manage.py`, Celery tasks and the embedded
-loop call these and nothing else.
-"""
+The work is done in batches, so that a delivery costs a share of a few transactions
+rather than a dozen round trips of its own: `fan_out` makes the deliveries of many events
+at once (and may claim them in the same transaction), `claim_due` claims many due
+deliveries at once, `send_many` makes their attempts one after another over kept-alive
+connections and `finish` records all their outcomes in one transaction."""
 
 import json
 import logging
@@ -20,15 +16,16 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from core.errors import ServiceError
 from core.formats import instant
 from core.ids import random_id
-from spaces.models import Space
-from webhooks import notify, selectors, sender, signing, targets
-from webhooks.models import EVENT_TYPES, PAYLOAD_VERSION, PING, Attempt, Delivery, Endpoint, Event
+from webhooks import selectors, sender, signals, signing
+from webhooks.models import PING, Attempt, Delivery, Endpoint, Event
+from webhooks.services.endpoints import DISABLE_AFTER_FAILURES, switch_off
+from webhooks.services.events import new_event
 
 logger = logging.getLogger("service.webhooks")
 
@@ -41,222 +38,8 @@ RETRY_DELAYS = (
     timedelta(hours=12),
 )
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
-DISABLE_AFTER_FAILURES = 20
 USER_AGENT = "Service-Webhooks/1.0"
 INTERRUPTED = "interrupted: the worker stopped before recording the outcome"
-
-
-# --- Recording ---------------------------------------------------------------------------
-
-
-def record_event(
-    *,
-    space_id: str,
-    type: str,
-    poll_id: str,
-    participant_id: str | None = None,
-    extra: dict | None = None,
-    at: datetime | None = None,
-) -> Event:
-    """Record one event. Call it inside the transaction of the change it describes, so the
-    event exists if and only if the change does. `extra` is merged into `data` beside
-    `poll` (and `participant`), e.g. `{"reason": "manual"}`. Once the transaction
-    commits, the dispatcher is told; if that is lost, the sweeper finds the event."""
-    if type not in EVENT_TYPES:
-        raise ValueError(f"unknown event type {type!r}: add it to webhooks.models.EVENT_TYPES first")
-    data = {"poll": {"id": poll_id}}
-    if participant_id is not None:
-        data["participant"] = {"id": participant_id}
-    data.update(extra or {})
-    event = _new_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, at=at)
-    event.save(force_insert=True)
-    transaction.on_commit(lambda: notify.event_recorded(event.id), robust=True)
-    return event
-
-
-def _new_event(*, space_id: str, type: str, poll_id: str, data: dict, participant_id: str | None = None,
-               at: datetime | None = None) -> Event:
-    """An unsaved event with its envelope serialized once, the bytes every attempt sends."""
-    at = at or timezone.now()
-    event = Event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, created_at=at)
-    event.body = json.dumps(
-        {"version": PAYLOAD_VERSION, "id": event.id, "type": type, "createdAt": instant(at), "data": data},
-        separators=(",", ":"),
-    )
-    return event
-
-
-# --- Endpoints ---------------------------------------------------------------------------
-
-# How long a replaced secret keeps signing after `rotate_secret`.
-SECRET_OVERLAP = timedelta(hours=24)
-
-
-class EndpointLimitReached(ServiceError):
-    """The space has MAX_PER_SPACE endpoints already."""
-
-    code = "TOO_MANY_WEBHOOKS"
-
-
-def clean_event_types(event_types: list[str] | None) -> list[str]:
-    """The subscribed types in a fixed order; None means every type (EVENT_TYPES)."""
-    if event_types is None:
-        return list(EVENT_TYPES)
-    chosen = {name.strip() for name in event_types if name.strip()}
-    unknown = sorted(chosen - set(EVENT_TYPES))
-    if unknown:
-        raise ServiceError(f"unknown event type(s): {', '.join(unknown)}; known: {', '.join(EVENT_TYPES)}")
-    if not chosen:
-        raise ServiceError("subscribe to at least one event type")
-    return [name for name in EVENT_TYPES if name in chosen]
-
-
-def clean_url(url: str) -> str:
-    """The URL rules (`webhooks.targets.check_url`) as a ServiceError."""
-    try:
-        return targets.check_url(url)
-    except targets.ForbiddenTarget as exc:
-        raise ServiceError(f"url: {exc}") from None
-
-
-@transaction.atomic
-def create_endpoint(*, space: Space, url: str, event_types: list[str] | None = None) -> tuple[Endpoint, str]:
-    """A new endpoint of the space (at most 5), enabled, receiving the events that happen
-    from now on. Returns it and its secret, which the caller shows once."""
-    event_types = clean_event_types(event_types)
-    url = clean_url(url)
-    Space.objects.select_for_update().filter(pk=space.pk).first()  # serialise the count
-    if Endpoint.objects.filter(space=space).count() >= Endpoint.MAX_PER_SPACE:
-        raise EndpointLimitReached(
-            f"a space may have at most {Endpoint.MAX_PER_SPACE} webhook endpoints; remove one first"
-        )
-    secret = signing.new_secret()
-    now = timezone.now()
-    endpoint = Endpoint.objects.create(
-        space=space, url=url, secret=secret, event_types=event_types, created_at=now, enabled_at=now
-    )
-    return endpoint, secret
-
-
-@transaction.atomic
-def update_endpoint(
-    *, endpoint: Endpoint, url: str | None = None, event_types: list[str] | None = None, enabled: bool | None = None,
-    disabled_reason: str = "disabled by an operator",
-) -> Endpoint:
-    """Change the URL, the subscribed types and/or the enabled flag (None leaves a value as
-    it is); enabling and disabling work as `enable_endpoint` and `disable_endpoint`."""
-    if event_types is not None:
-        endpoint.event_types = clean_event_types(event_types)
-    if url is not None:
-        endpoint.url = clean_url(url)
-    if url is not None or event_types is not None:
-        endpoint.save(update_fields=["url", "event_types"])
-    if enabled is True and not endpoint.is_enabled:
-        enable_endpoint(endpoint=endpoint)
-    elif enabled is False and endpoint.is_enabled:
-        disable_endpoint(endpoint=endpoint, reason=disabled_reason)
-    return endpoint
-
-
-@transaction.atomic
-def rotate_secret(*, endpoint: Endpoint) -> tuple[Endpoint, str]:
-    """Give the endpoint a new secret and return it (the caller shows it once). The
-    replaced secret keeps signing for SECRET_OVERLAP: meanwhile every request carries both
-    signatures (`v1=<new>,v1=<old>`), so receivers can switch without losing a request.
-    A second rotation within the overlap drops the oldest secret at once."""
-    locked = Endpoint.objects.select_for_update().get(pk=endpoint.pk)
-    secret = signing.new_secret()
-    endpoint.previous_secret, endpoint.secret = locked.secret, secret
-    endpoint.previous_secret_expires_at = timezone.now() + SECRET_OVERLAP
-    endpoint.save(update_fields=["secret", "previous_secret", "previous_secret_expires_at"])
-    return endpoint, secret
-
-
-@transaction.atomic
-def delete_endpoint(*, endpoint: Endpoint) -> None:
-    """Remove the endpoint with its delivery log; nothing more is sent to it."""
-    endpoint.delete()
-
-
-@transaction.atomic
-def enable_endpoint(*, endpoint: Endpoint) -> Endpoint:
-    """Enable a disabled endpoint. It receives events from now on: the events of the
-    disabled period are not replayed. The failure count starts again at zero."""
-    now = timezone.now()
-    Endpoint.objects.filter(pk=endpoint.pk, is_enabled=False).update(
-        is_enabled=True, enabled_at=now, disabled_at=None, disabled_reason="", failure_streak=0
-    )
-    endpoint.refresh_from_db()
-    return endpoint
-
-
-@transaction.atomic
-def disable_endpoint(*, endpoint: Endpoint, reason: str = "disabled by an operator") -> Endpoint:
-    """Stop sending to the endpoint; its pending deliveries are canceled."""
-    _disable(endpoint.pk, reason=reason, now=timezone.now())
-    endpoint.refresh_from_db()
-    return endpoint
-
-
-def _disable(endpoint_id: str, *, reason: str, now: datetime, only_if_failing: bool = False) -> bool:
-    endpoints = Endpoint.objects.filter(pk=endpoint_id, is_enabled=True)
-    if only_if_failing:
-        endpoints = endpoints.filter(failure_streak__gte=DISABLE_AFTER_FAILURES)
-    if not endpoints.update(is_enabled=False, disabled_at=now, disabled_reason=reason):
-        return False
-    # Pending deliveries not in a worker's hands end here; one in flight finishes, and
-    # the check in `send` cancels any later attempt.
-    Delivery.objects.filter(endpoint_id=endpoint_id, status=Delivery.Status.PENDING).exclude(event__type=PING).filter(
-        Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
-    ).update(status=Delivery.Status.CANCELED, next_attempt_at=None, finished_at=now,
-             last_error=f"not sent: {reason}")
-    logger.warning("webhook endpoint disabled", extra={"endpoint": endpoint_id, "reason": reason})
-    return True
-
-
-def send_ping(*, endpoint: Endpoint) -> Delivery:
-    """Send a test ping (type `ping`, `data: {}`) to the endpoint now, even if it is
-    disabled, and return its delivery with the outcome. Never retried. Blocks for at most
-    the delivery timeout."""
-    now = timezone.now()
-    token = random_id()
-    with transaction.atomic():
-        event = _new_event(space_id=endpoint.space_id, type=PING, poll_id="", data={}, at=now)
-        event.dispatched_at = now  # it goes to this endpoint only, never fanned out
-        event.save(force_insert=True)
-        # Created already claimed by this caller, so no worker takes it meanwhile.
-        delivery = Delivery.objects.create(
-            event=event, endpoint=endpoint, max_attempts=1, attempts=1, next_attempt_at=now,
-            claimed_until=now + _lease(), claim_token=token, created_at=now,
-        )
-        attempt = Attempt.objects.create(delivery=delivery, started_at=now)
-    send(Claim(delivery=delivery, attempt=attempt, token=token))
-    delivery.refresh_from_db()
-    return delivery
-
-
-@transaction.atomic
-def resend_delivery(*, delivery: Delivery) -> Delivery:
-    """Send a delivery's event to its endpoint again, as a new delivery with the full
-    retry schedule (same event id and body). Refused for pings and disabled endpoints."""
-    if delivery.event.type == PING:
-        raise ServiceError("a ping is not resent; send a new ping")
-    if not delivery.endpoint.is_enabled:
-        raise ServiceError("the endpoint is disabled; enable it first")
-    now = timezone.now()
-    again = Delivery.objects.create(event_id=delivery.event_id, endpoint_id=delivery.endpoint_id, next_attempt_at=now,
-                                    created_at=now)
-    transaction.on_commit(lambda: notify.delivery_due(again.pk), robust=True)
-    return again
-
-
-# --- Dispatch ----------------------------------------------------------------------------
-#
-# The work is done in batches, so that a delivery costs a share of a few transactions
-# rather than a dozen round trips of its own: `fan_out` makes the deliveries of many events
-# at once (and may claim them in the same transaction), `claim_due` claims many due
-# deliveries at once, `send_many` makes their attempts one after another over kept-alive
-# connections and `finish` records all their outcomes in one transaction.
 
 # Deliveries one sender claims at a time (fan-out with claims, `deliver_due`).
 CLAIM_BATCH = 20
@@ -531,7 +314,7 @@ def _count_failure(endpoint_id: str, now: datetime) -> None:
     """A failed delivery adds one to the endpoint's failure count, and the 20th in a row
     disables it (a success resets the count: see `finish`)."""
     Endpoint.objects.filter(pk=endpoint_id).update(failure_streak=F("failure_streak") + 1)
-    _disable(endpoint_id, reason=f"{DISABLE_AFTER_FAILURES} failed deliveries in a row", now=now, only_if_failing=True)
+    switch_off(endpoint_id, reason=f"{DISABLE_AFTER_FAILURES} failed deliveries in a row", now=now, only_if_failing=True)
 
 
 def deliver_due(*, budget_seconds: float = 60.0, limit: int | None = None) -> int:
@@ -587,3 +370,42 @@ def purge(*, older_than: datetime, batch: int = 1000) -> int:
             Delivery.objects.filter(event_id__in=ids).delete()
             Event.objects.filter(pk__in=ids).delete()
         purged += len(ids)
+
+
+# --- Pings and resends ---------------------------------------------------------------------
+
+
+def send_ping(*, endpoint: Endpoint) -> Delivery:
+    """Send a test ping (type `ping`, `data: {}`) to the endpoint now, even if it is
+    disabled, and return its delivery with the outcome. Never retried. Blocks for at most
+    the delivery timeout."""
+    now = timezone.now()
+    token = random_id()
+    with transaction.atomic():
+        event = new_event(space_id=endpoint.space_id, type=PING, poll_id="", data={}, at=now)
+        event.dispatched_at = now  # it goes to this endpoint only, never fanned out
+        event.save(force_insert=True)
+        # Created already claimed by this caller, so no worker takes it meanwhile.
+        delivery = Delivery.objects.create(
+            event=event, endpoint=endpoint, max_attempts=1, attempts=1, next_attempt_at=now,
+            claimed_until=now + _lease(), claim_token=token, created_at=now,
+        )
+        attempt = Attempt.objects.create(delivery=delivery, started_at=now)
+    send(Claim(delivery=delivery, attempt=attempt, token=token))
+    delivery.refresh_from_db()
+    return delivery
+
+
+@transaction.atomic
+def resend_delivery(*, delivery: Delivery) -> Delivery:
+    """Send a delivery's event to its endpoint again, as a new delivery with the full
+    retry schedule (same event id and body). Refused for pings and disabled endpoints."""
+    if delivery.event.type == PING:
+        raise ServiceError("a ping is not resent; send a new ping")
+    if not delivery.endpoint.is_enabled:
+        raise ServiceError("the endpoint is disabled; enable it first")
+    now = timezone.now()
+    again = Delivery.objects.create(event_id=delivery.event_id, endpoint_id=delivery.endpoint_id, next_attempt_at=now,
+                                    created_at=now)
+    transaction.on_commit(lambda: signals.work_waiting.send(sender=Delivery, delivery_id=again.pk), robust=True)
+    return again

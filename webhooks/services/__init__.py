@@ -1,0 +1,62 @@
+"""Webhooks: recording events in the outbox, managing endpoints, and delivering.
+
+Delivery is at least once, whatever crashes:
+- an event is recorded in the transaction of its change (`record_event`); when that
+  commits, the dispatcher is told (a Celery task, or the embedded loop's wake-up), and
+  the sweeper fans out any event it was not told about (`fan_out`);
+- each delivery's retry time lives in the database; a worker claims due deliveries in a
+  batch (`claim_due`, or `fan_out_and_claim` as it makes them), which gives each a lease;
+  it sends them and records the outcomes (`send_many`, `finish`); a worker that dies
+  leaves leases that expire, and the deliveries are claimed again.
+Keyword-only, transactional; the back office, `manage.py`, Celery tasks and the embedded
+loop call these and nothing else.
+
+- `events`: recording (`record_event`);
+- `endpoints`: the endpoints and their rules;
+- `delivery`: fan-out, claims, attempts, outcomes, pings, resends, the purge.
+"""
+
+from webhooks.services.delivery import (
+    CLAIM_BATCH,
+    INTERRUPTED,
+    MAX_ATTEMPTS,
+    RETRY_DELAYS,
+    USER_AGENT,
+    Claim,
+    Result,
+    attempt,
+    claim_due,
+    close_abandoned,
+    deliver_due,
+    fan_out,
+    fan_out_and_claim,
+    finish,
+    lease_allows_attempt,
+    purge,
+    resend_delivery,
+    send,
+    send_many,
+    send_ping,
+)
+from webhooks.services.endpoints import (
+    DISABLE_AFTER_FAILURES,
+    SECRET_OVERLAP,
+    EndpointLimitReached,
+    clean_event_types,
+    clean_url,
+    create_endpoint,
+    delete_endpoint,
+    disable_endpoint,
+    enable_endpoint,
+    rotate_secret,
+    update_endpoint,
+)
+from webhooks.services.events import record_event
+
+__all__ = [
+    "CLAIM_BATCH", "DISABLE_AFTER_FAILURES", "INTERRUPTED", "MAX_ATTEMPTS", "RETRY_DELAYS", "SECRET_OVERLAP",
+    "USER_AGENT", "Claim", "EndpointLimitReached", "Result", "attempt", "claim_due", "clean_event_types", "clean_url",
+    "close_abandoned", "create_endpoint", "delete_endpoint", "deliver_due", "disable_endpoint", "enable_endpoint",
+    "fan_out", "fan_out_and_claim", "finish", "lease_allows_attempt", "purge", "record_event", "resend_delivery",
+    "rotate_secret", "send", "send_many", "send_ping", "update_endpoint",
+]

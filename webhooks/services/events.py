@@ -1,0 +1,48 @@
+"""Recording events in the outbox, in the transaction of the change they describe."""
+
+import json
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.formats import instant
+from webhooks import signals
+from webhooks.models import EVENT_TYPES, PAYLOAD_VERSION, Event
+
+
+def record_event(
+    *,
+    space_id: str,
+    type: str,
+    poll_id: str,
+    participant_id: str | None = None,
+    extra: dict | None = None,
+    at: datetime | None = None,
+) -> Event:
+    """Record one event. Call it inside the transaction of the change it describes, so the
+    event exists if and only if the change does. `extra` is merged into `data` beside
+    `poll` (and `participant`), e.g. `{"reason": "manual"}`. Once the transaction
+    commits, the dispatcher is told; if that is lost, the sweeper finds the event."""
+    if type not in EVENT_TYPES:
+        raise ValueError(f"unknown event type {type!r}: add it to webhooks.models.EVENT_TYPES first")
+    data = {"poll": {"id": poll_id}}
+    if participant_id is not None:
+        data["participant"] = {"id": participant_id}
+    data.update(extra or {})
+    event = new_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, at=at)
+    event.save(force_insert=True)
+    transaction.on_commit(lambda: signals.work_waiting.send(sender=Event, event_id=event.id), robust=True)
+    return event
+
+
+def new_event(*, space_id: str, type: str, poll_id: str, data: dict, participant_id: str | None = None,
+               at: datetime | None = None) -> Event:
+    """An unsaved event with its envelope serialized once, the bytes every attempt sends."""
+    at = at or timezone.now()
+    event = Event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, created_at=at)
+    event.body = json.dumps(
+        {"version": PAYLOAD_VERSION, "id": event.id, "type": type, "createdAt": instant(at), "data": data},
+        separators=(",", ":"),
+    )
+    return event
