@@ -59,6 +59,8 @@ def as_generator(item: dict, duration: int) -> Generator:
 
 
 class OrganizerNotMember(ServiceError):
+    """`organizer.email` is not a member of the space."""
+
     code = "ORGANIZER_NOT_MEMBER"
 
     def __init__(self, message: str = "organizer.email: not a member of this space"):
@@ -66,8 +68,13 @@ class OrganizerNotMember(ServiceError):
 
 
 class TooManyOptions(ServiceError):
+    """More options than a poll may have (`MAX_POLL_OPTIONS`, 100 unless configured), counted after
+    generators are expanded and duplicates removed; the message gives the count."""
+
     code = "TOO_MANY_OPTIONS"
 
 
 class InappropriateContent(ServiceError):
+    """Content moderation flagged the title, description or location."""
+
     code = "INAPPROPRIATE_CONTENT"

@@ -1,9 +1,15 @@
 """The served OpenAPI document: valid 3.1, complete, and strict about request bodies."""
 
+import gc
+import re
+
 import pytest
+from django.core.management import call_command
 from openapi_spec_validator import validate
 
 from conftest import openapi_document
+from core.api.schema import error_table
+from core.errors import ServiceError
 
 
 @pytest.fixture
@@ -87,3 +93,35 @@ def test_description_states_the_rules(doc):
     text = doc["info"]["description"]
     for rule in ("Daylight saving", "fixed-offset", "TOO_MANY_OPTIONS", "RateLimit-Policy", "Order", "YYYY-MM-DDTHH:MM:SS.sssZ"):
         assert rule.lower() in text.lower(), rule
+
+
+def test_each_status_lists_the_codes_of_the_error_classes(doc):
+    responses = doc["paths"]["/v1/polls"]["post"]["responses"]
+    listed = {status: re.findall(r"^- `([A-Z_]+)`", responses[status]["description"], re.M) for status in responses}
+    assert listed["400"] == ["VALIDATION_ERROR", "INVALID_AUTHORIZATION_HEADER", "INAPPROPRIATE_CONTENT",
+                             "ORGANIZER_NOT_MEMBER", "TOO_MANY_OPTIONS", "TOO_MANY_WEBHOOKS"]
+    assert listed["404"] == ["NOT_FOUND", "POLL_NOT_FOUND", "PARTICIPANT_NOT_FOUND", "WEBHOOK_NOT_FOUND"]
+    assert {status: codes for status, codes in listed.items() if status not in ("201", "400", "404")} == {
+        "401": ["UNAUTHORIZED"], "403": ["SPACE_NOT_PRO"], "429": ["RATE_LIMIT_EXCEEDED"],
+        "500": ["INTERNAL_ERROR"], "503": ["SERVICE_UNAVAILABLE"],
+    }
+
+
+def test_a_new_refusal_of_a_service_is_documented_with_its_docstring():
+    class MadeUpRefusal(ServiceError):
+        """Made up by this test."""
+
+        code = "MADE_UP_BY_THIS_TEST"
+
+    try:
+        assert ("MADE_UP_BY_THIS_TEST", "Made up by this test.") in error_table()[400]
+    finally:
+        del MadeUpRefusal
+        gc.collect()  # out of ServiceError.__subclasses__(), so no later document lists it
+    assert "MADE_UP_BY_THIS_TEST" not in dict(error_table()[400])
+
+
+def test_drf_spectacular_generates_the_document_without_a_warning(db, tmp_path):
+    # --fail-on-warn: a serializer or view drf-spectacular cannot read fails this test.
+    call_command("spectacular", "--fail-on-warn", "--validate", "--file", str(tmp_path / "openapi.yaml"))
+    assert (tmp_path / "openapi.yaml").read_text().startswith("openapi: 3.1")

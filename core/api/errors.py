@@ -34,48 +34,77 @@ class ApiError(exceptions.APIException):
 
 
 class ValidationFailed(ApiError):
+    """The message names each field as `<path>: <reason>`, joined by `; `."""
+
     status_code, code, default_message = 400, "VALIDATION_ERROR", "The request is not valid."
 
 
 class InvalidAuthorizationHeader(ApiError):
+    """The Authorization header is not `Bearer <API key>`."""
+
     status_code, code = 400, "INVALID_AUTHORIZATION_HEADER"
     default_message = "The Authorization header must be of the form 'Bearer <API key>'."
 
 
 class Unauthorized(ApiError):
+    """The key is missing, invalid, expired or revoked, or its owner is banned."""
+
     status_code, code = 401, "UNAUTHORIZED"
     default_message = "A valid API key is required."
 
 
 class SpaceNotPro(ApiError):
+    """The key's space has no Pro subscription."""
+
     status_code, code = 403, "SPACE_NOT_PRO"
     default_message = "The API is available only for spaces with a Pro subscription."
 
 
 class NotFound(ApiError):
+    """No route for this method and path."""
+
     status_code, code = 404, "NOT_FOUND"
     default_message = "No route matches this method and path."
 
 
 class PollNotFound(ApiError):
+    """The poll does not exist, was deleted or belongs to another space."""
+
     status_code, code, default_message = 404, "POLL_NOT_FOUND", "Poll not found."
 
 
 class ParticipantNotFound(ApiError):
+    """The participant does not exist, was deleted or belongs to another poll."""
+
     status_code, code, default_message = 404, "PARTICIPANT_NOT_FOUND", "Participant not found."
 
 
 class WebhookNotFound(ApiError):
+    """The webhook endpoint does not exist or belongs to another space."""
+
     status_code, code, default_message = 404, "WEBHOOK_NOT_FOUND", "Webhook endpoint not found."
 
 
 class RateLimitExceeded(ApiError):
+    """A window of the space is exhausted."""
+
     status_code, code, default_message = 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded."
 
 
 class ServiceUnavailable(ApiError):
+    """Maintenance (`Retry-After: 300`), the rate-limit store is unreachable (`Retry-After: 60`), or the
+    database is (`Retry-After: 30`; it is down, frozen or too slow: the answer comes within seconds, never as
+    a hang), or every request slot of the process stayed busy for `DB_REQUEST_TIMEOUT` seconds
+    (`Retry-After: 30`). No RateLimit headers."""
+
     status_code, code = 503, "SERVICE_UNAVAILABLE"
     default_message = "The service is temporarily unavailable."
+
+
+class InternalError(ApiError):
+    """An unexpected failure; nothing was half-done."""
+
+    status_code, code, default_message = 500, "INTERNAL_ERROR", "An unexpected error occurred."
 
 
 def error_body(code: str, message: str) -> dict:
@@ -137,7 +166,7 @@ def exception_handler(exc, context):
     if isinstance(exc, DATABASE_ERRORS):
         return _respond(*database_unavailable(request, exc))
     log_crash(request, exc)
-    return _respond(500, "INTERNAL_ERROR", "An unexpected error occurred.")
+    return _respond(InternalError.status_code, InternalError.code, InternalError.default_message)
 
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
@@ -181,5 +210,5 @@ def json_400(request, exception=None):
 
 
 def json_500(request):
-    return error_response(500, "INTERNAL_ERROR", "An unexpected error occurred.")
+    return error_response(InternalError.status_code, InternalError.code, InternalError.default_message)
 

@@ -7,7 +7,7 @@ import uuid
 
 from django.conf import settings
 
-from core.api.errors import DATABASE_ERRORS, database_unavailable, error_response, log_crash
+from core.api.errors import DATABASE_ERRORS, InternalError, database_unavailable, error_response, log_crash
 from core.dbguard import NO_SLOT
 
 access_log = logging.getLogger("service.access")
@@ -52,4 +52,4 @@ class RequestContextMiddleware:
         if isinstance(exception, DATABASE_ERRORS):  # e.g. in the maintenance check
             return error_response(*database_unavailable(request, exception))
         log_crash(request, exception)
-        return error_response(500, "INTERNAL_ERROR", "An unexpected error occurred.")
+        return error_response(InternalError.status_code, InternalError.code, InternalError.default_message)

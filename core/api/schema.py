@@ -9,6 +9,9 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as BaseAutoSchema
 from rest_framework import serializers
 
+from core.api import errors
+from core.errors import ServiceError
+
 RATELIMIT_HEADERS = {
     "RateLimit-Policy": ("Both limits of the space, e.g. `60;w=60, 5000;w=86400`.", "string"),
     "RateLimit-Limit": ("Size of the window closest to exhaustion.", "integer"),
@@ -22,27 +25,55 @@ IDEMPOTENT_REPLAYED = {
 RETRY_AFTER = {"Retry-After": ("Whole seconds to wait before retrying.", "integer")}
 WWW_AUTHENTICATE = {"WWW-Authenticate": ('RFC 6750 challenge: `Bearer realm="api"`, with `error="invalid_token"` for a bad key.', "string")}
 
-ERRORS = {
-    "400": ("Bad request: `VALIDATION_ERROR` (the message names each field as `<path>: <reason>`, joined by `; `), "
-            "`INVALID_AUTHORIZATION_HEADER`, `ORGANIZER_NOT_MEMBER`, `TOO_MANY_OPTIONS`, `INAPPROPRIATE_CONTENT` or "
-            "`TOO_MANY_WEBHOOKS`.",
-            RATELIMIT_HEADERS, False),
-    "401": ("`UNAUTHORIZED`: the key is missing, invalid, expired or revoked, or its owner is banned.", WWW_AUTHENTICATE, True),
-    "403": ("`SPACE_NOT_PRO`: the key's space has no Pro subscription.", {}, True),
-    "404": ("`NOT_FOUND` (no route for this method and path), `POLL_NOT_FOUND`, `PARTICIPANT_NOT_FOUND` "
-            "or `WEBHOOK_NOT_FOUND`.", RATELIMIT_HEADERS, False),
-    "429": ("`RATE_LIMIT_EXCEEDED`: a window of the space is exhausted.", {**RETRY_AFTER, **RATELIMIT_HEADERS}, True),
-    "500": ("`INTERNAL_ERROR`: an unexpected failure; nothing was half-done.", {}, False),
-    "503": ("`SERVICE_UNAVAILABLE`: maintenance (`Retry-After: 300`), the rate-limit store is unreachable "
-            "(`Retry-After: 60`), or the database is (`Retry-After: 30`; it is down, frozen or too slow: "
-            "the answer comes within seconds, never as a hang), or every request slot of the process stayed busy "
-            "for `DB_REQUEST_TIMEOUT` seconds (`Retry-After: 30`). No RateLimit headers.", RETRY_AFTER, True),
+# status -> (headers, whether they are always present) of the error responses of an
+# authenticated operation. What each status means is generated from the error classes.
+ERROR_HEADERS = {
+    400: (RATELIMIT_HEADERS, False),
+    401: (WWW_AUTHENTICATE, True),
+    403: ({}, True),
+    404: (RATELIMIT_HEADERS, False),
+    429: ({**RETRY_AFTER, **RATELIMIT_HEADERS}, True),
+    500: ({}, False),
+    503: (RETRY_AFTER, True),
 }
+
+
+def _subclasses(cls) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def error_table() -> dict[int, list[tuple[str, str]]]:
+    """status -> [(code, what it means)], from the error classes: the HTTP layer's
+    (`ApiError`, in the order they are defined) and the services' refusals (`ServiceError`
+    subclasses with a code of their own, at the status the exception handler gives them),
+    each described by its docstring."""
+    table: dict[int, dict[str, str]] = {}
+
+    def add(status: int, code: str, cls: type) -> None:
+        table.setdefault(status, {}).setdefault(code, " ".join((cls.__doc__ or "").split()))
+
+    for cls in _subclasses(errors.ApiError):
+        add(cls.status_code, cls.code, cls)
+    for cls in sorted(_subclasses(ServiceError), key=lambda cls: cls.code):
+        if cls.code != ServiceError.code:
+            add(errors.SERVICE_ERROR_STATUS.get(cls.code, 400), cls.code, cls)
+    return {status: list(codes.items()) for status, codes in sorted(table.items())}
+
+
+def _error_responses() -> dict[str, tuple[str, dict, bool]]:
+    described = {}
+    for status, codes in error_table().items():
+        text = "\n".join(f"- `{code}`: {meaning}" if meaning else f"- `{code}`" for code, meaning in codes)
+        described[str(status)] = (text, *ERROR_HEADERS[status])
+    return described
+
 
 # The public operation (the OpenAPI document) has no key, limits or ids to refuse.
 PUBLIC_ERRORS = {
-    "400": ("`VALIDATION_ERROR`: a query parameter the operation does not have.", {}, False),
-    "500": ERRORS["500"],
+    "400": ("- `VALIDATION_ERROR`: a query parameter the operation does not have.", {}, False),
 }
 
 ERROR_SCHEMA = {
@@ -128,6 +159,7 @@ def postprocess(result, generator, request, public):
     components = result.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
     schemas["Error"] = ERROR_SCHEMA
+    every_error = _error_responses()
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             authenticated = bool(operation.get("security")) and operation["security"] != [{}]
@@ -139,7 +171,7 @@ def postprocess(result, generator, request, public):
                     response["headers"] = _headers(RATELIMIT_HEADERS, True)
                 if status == "201" and idempotent:
                     response["headers"].update(_headers(IDEMPOTENT_REPLAYED, False))
-            codes = ERRORS if authenticated else PUBLIC_ERRORS
+            codes = every_error if authenticated else {**PUBLIC_ERRORS, "500": every_error["500"]}
             for status, (text, headers, required) in codes.items():
                 responses.setdefault(status, {
                     "description": text,

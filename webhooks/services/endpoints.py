@@ -23,7 +23,7 @@ SECRET_OVERLAP = timedelta(hours=24)
 
 
 class EndpointLimitReached(ServiceError):
-    """The space has MAX_PER_SPACE endpoints already."""
+    """The space has 5 webhook endpoints already (`Endpoint.MAX_PER_SPACE`)."""
 
     code = "TOO_MANY_WEBHOOKS"
 
