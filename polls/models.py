@@ -1,6 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
+from core.formats import EMAIL_MAX_LENGTH
 from core.ids import poll_id, random_id
 from spaces.models import Space, User
 
@@ -95,7 +96,7 @@ class Participant(models.Model):
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
     poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="participants")
     name = models.CharField(max_length=255)
-    email = models.EmailField(max_length=254, null=True, blank=True)
+    email = models.EmailField(max_length=EMAIL_MAX_LENGTH, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -2,13 +2,15 @@
 refusals of the services: one place each."""
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from core.errors import ServiceError
 from polls.generators import Generator
 from polls.models import Poll
 
 MIN_DURATION, MAX_DURATION = 15, 1440  # minutes of a time option or a generator's interval
+# A deleted poll stays in the back office (and can be restored) this long, then is purged.
+PURGE_AFTER = timedelta(days=30)
 
 
 def max_length(model, field: str) -> int:

@@ -30,6 +30,7 @@ from polls.rules import (
     TITLE_MAX_LENGTH,
     TimeSlot,
     as_generator,
+    max_length,
     setting_default,
 )
 from polls.timezones import InvalidTimeZone, canonical_time_zone
@@ -56,10 +57,10 @@ class StartTimeField(ParsedField):
     parse = parse_date_time
 
 
-@extend_schema_field({"type": "string", "maxLength": 64, "examples": ["Europe/Berlin"]})
+@extend_schema_field({"type": "string", "maxLength": max_length(Poll, "time_zone"), "examples": ["Europe/Berlin"]})
 class TimeZoneField(StrictCharField):
     def __init__(self, **kwargs):
-        super().__init__(max_length=64, **kwargs)
+        super().__init__(max_length=max_length(Poll, "time_zone"), **kwargs)
 
     def to_internal_value(self, data):
         name = super().to_internal_value(data)

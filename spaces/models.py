@@ -2,6 +2,7 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from core.formats import EMAIL_MAX_LENGTH
 from core.ids import random_id
 
 
@@ -10,7 +11,7 @@ class User(models.Model):
 
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
     name = models.CharField(max_length=255)
-    email = models.EmailField(max_length=254)
+    email = models.EmailField(max_length=EMAIL_MAX_LENGTH)
     image = models.CharField(
         max_length=500, blank=True, null=True, help_text="Path of the avatar on CDN_URL, or empty."
     )

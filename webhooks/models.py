@@ -3,6 +3,7 @@ from django.utils import timezone
 
 from core.ids import random_id
 from spaces.models import Space
+from webhooks.targets import MAX_URL_LENGTH
 
 PAYLOAD_VERSION = "2026-09-20"
 
@@ -67,7 +68,7 @@ class Endpoint(models.Model):
 
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="webhook_endpoints")
-    url = models.CharField("URL", max_length=2048)
+    url = models.CharField("URL", max_length=MAX_URL_LENGTH)
     secret = models.CharField(max_length=64, editable=False)
     # After a rotation the replaced secret keeps signing (a second `v1=`) until this instant.
     previous_secret = models.CharField(max_length=64, blank=True, default="", editable=False)

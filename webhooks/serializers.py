@@ -8,7 +8,7 @@ from webhooks.models import EVENT_TYPES, PING, Delivery
 from webhooks.targets import MAX_URL_LENGTH
 
 URL_HELP = (
-    "https URL of your receiver, at most 2048 characters, without user name or password; its host must be, and "
+    f"https URL of your receiver, at most {MAX_URL_LENGTH} characters, without user name or password; its host must be, and "
     "resolve only to, public addresses (checked now and again on every delivery)."
 )
 EVENTS_HELP = "Event types to receive, no repeats; left out: every type. Known types: " + ", ".join(

@@ -17,6 +17,7 @@ from polls.admin.common import UndoRefusedSaves, option_label, refusals_undo_the
 from polls.admin.forms import ADD_FIELDS, EDITABLE, ParticipantForm, PollAddForm, PollChangeForm, ScheduleForm
 from polls.admin.inlines import OptionInline, ParticipantInline, ParticipantListInline, fits_one_form
 from polls.models import Option, Poll
+from polls.rules import PURGE_AFTER
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -24,7 +25,7 @@ class DeletedFilter(admin.SimpleListFilter):
     parameter_name = "deleted"
 
     def lookups(self, request, model_admin):
-        return [("no", "Live"), ("yes", "Deleted (purged after 30 days)")]
+        return [("no", "Live"), ("yes", f"Deleted (purged after {PURGE_AFTER.days} days)")]
 
     def queryset(self, request, queryset):
         if self.value() == "no":
@@ -206,7 +207,8 @@ class PollAdmin(UndoRefusedSaves, admin.ModelAdmin):
     def cancel_polls(self, request, queryset):
         self._apply(request, queryset, "cancel")
 
-    @admin.action(description="Delete selected polls (gone from the API; purged after 30 days)", permissions=["change"])
+    @admin.action(description=f"Delete selected polls (gone from the API; purged after {PURGE_AFTER.days} days)",
+                  permissions=["change"])
     def delete_polls(self, request, queryset):
         self._apply(request, queryset, "delete")
 

@@ -14,13 +14,13 @@ from django.utils import timezone
 
 from core.errors import ServiceError
 from polls.models import Option, Poll
+from polls.rules import PURGE_AFTER
 from polls.selectors import option_span, span_dict
 from webhooks.services import record_event
 
 # A date option is past once its day is over everywhere; a floating time option gets the
 # same grace, since its wall clock may be anywhere.
 AUTO_CLOSE_GRACE = timedelta(hours=12)
-PURGE_AFTER = timedelta(days=30)
 
 Status = Poll.Status
 
@@ -113,7 +113,7 @@ def cancel_poll(*, poll: Poll) -> Poll:
 @transaction.atomic
 def delete_poll(*, poll: Poll) -> None:
     """Soft delete: the poll disappears from the API at once; staff still see it in the
-    back office until the purge job removes it after 30 days. Nothing when it is deleted
+    back office until the purge job removes it after PURGE_AFTER (30 days). Nothing when it is deleted
     already. Like every change, it holds the poll before it reads the time of the change."""
     if Poll.objects.select_for_update().filter(pk=poll.pk, deleted_at__isnull=True).exists():
         now = timezone.now()
@@ -153,7 +153,7 @@ def close_past_polls() -> list[str]:
 
 
 def purge_deleted_polls() -> list[str]:
-    """Remove for good the polls deleted more than 30 days ago, with their options and
+    """Remove for good the polls deleted more than PURGE_AFTER (30 days) ago, with their options and
     responses (no event: `poll.deleted` was recorded at the delete). One transaction per
     poll. Returns their ids."""
     cutoff = timezone.now() - PURGE_AFTER

@@ -4,8 +4,8 @@ import pytest
 from django.db import transaction
 
 from webhooks import dispatch, services
-from webhooks.services import delivery as delivery_services
 from webhooks.models import Attempt, Delivery, Endpoint, Event
+from webhooks.services import delivery as delivery_services
 from webhooks.tests.conftest import received, run_worker
 
 

@@ -7,6 +7,7 @@ from core.commands import GroupCommand, optional_instant
 from core.formats import instant
 from polls import selectors, services
 from polls.models import Participant, Poll
+from polls.rules import PURGE_AFTER
 
 
 def poll_summary(poll: Poll) -> dict:
@@ -74,12 +75,12 @@ class Command(GroupCommand):
         "reopen": "Reopen a closed, scheduled or canceled poll (event poll.reopened).",
         "schedule": "Schedule an open or closed poll at one of its options (event poll.scheduled).",
         "cancel": "Cancel the event of a scheduled poll (event poll.canceled).",
-        "delete": "Delete a poll: gone from the API at once, purged after 30 days (event poll.deleted).",
+        "delete": f"Delete a poll: gone from the API at once, purged after {PURGE_AFTER.days} days (event poll.deleted).",
         "respond": "Add a response to an open poll; prints the participant id (event poll.participant.created).",
         "update-response": "Change a response's name, e-mail or votes (event poll.participant.updated).",
         "remove-response": "Remove a response (event poll.participant.deleted).",
         "close-past": "Close every open poll whose options are all in the past (reason auto); runs periodically.",
-        "purge-deleted": "Remove for good the polls deleted more than 30 days ago; runs periodically.",
+        "purge-deleted": f"Remove for good the polls deleted more than {PURGE_AFTER.days} days ago; runs periodically.",
     }
 
     # Status changes ----------------------------------------------------------------------
@@ -120,7 +121,7 @@ class Command(GroupCommand):
             return poll_summary(poll), f"Poll {poll.id} was already deleted at {instant(poll.deleted_at)}; nothing changed."
         services.delete_poll(poll=poll)
         poll.refresh_from_db()
-        return poll_summary(poll), f"Poll {poll.id} deleted; it will be purged after {services.PURGE_AFTER.days} days."
+        return poll_summary(poll), f"Poll {poll.id} deleted; it will be purged after {PURGE_AFTER.days} days."
 
     # Responses ---------------------------------------------------------------------------
 
