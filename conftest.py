@@ -17,6 +17,9 @@ from referencing.jsonschema import DRAFT202012
 
 from spaces import services as space_services
 
+# The webhook receivers and endpoints, for the webhook tests and the end-to-end event tests.
+pytest_plugins = ["webhooks.tests.fixtures"]
+
 
 def pytest_collection_modifyitems(config, items):
     """Tests that need what a run may not have are left out with a note (deselected, not

@@ -5,6 +5,7 @@ concurrency tests of the rate limiter and of Idempotency-Key.
 (`python -m tests.hammer`), each with `threads` threads; every worker prints `ready`, and
 when all are, every thread of every process sends `request` `repeat` times at once. Returns
 `[status, body, Idempotent-Replayed]` of every response (the body parsed as JSON).
+`shared_database(tmp_path)` gives the workers a database URL that sees the test's data.
 
 A request is `{"method": "GET" or "POST", "path": ..., "key": API key, "headers": {...},
 "body": JSON object}` (headers and body optional).
@@ -12,12 +13,37 @@ A request is `{"method": "GET" or "POST", "path": ..., "key": API key, "headers"
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def shared_database(tmp_path):
+    """A URL other processes can open to see this test's (committed) data, and after the
+    block, their writes visible here too."""
+    from django.db import connection  # the workers import this module before Django is set up
+
+    if connection.vendor == "postgresql":
+        db = connection.settings_dict
+        yield f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+        return
+    # SQLite: the test database lives in this process's memory; share it through a file.
+    path = tmp_path / "shared.sqlite3"
+    connection.ensure_connection()
+    with closing(sqlite3.connect(path)) as file:
+        connection.connection.backup(file)
+        # In WAL mode before any process opens it: the switch (each connection's init
+        # command) needs the file to itself and fails at once when others are connecting.
+        file.execute("PRAGMA journal_mode=WAL")
+    yield f"sqlite:///{path}"
+    with closing(sqlite3.connect(path)) as file:
+        file.backup(connection.connection)
 
 
 def hammer(env: dict, processes: int, threads: int, request: dict, repeat: int = 1) -> list[list]:

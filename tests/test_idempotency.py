@@ -15,8 +15,7 @@ from idempotency.jobs import purge_expired
 from idempotency.models import IdempotencyRecord
 from polls.models import Poll
 from polls.tests.factories import date_poll_body
-from ratelimit.tests.test_concurrency import shared_database
-from tests.hammer import hammer
+from tests.hammer import hammer, shared_database
 from webhooks.models import Endpoint
 
 PUBLIC_URL = "https://93.184.216.34/hook"

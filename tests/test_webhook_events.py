@@ -12,7 +12,7 @@ from polls import services as polls
 from polls.models import Participant, Poll
 from webhooks.models import CONTRACT_EVENT_TYPES, PAYLOAD_VERSION
 from webhooks.services import create_endpoint
-from webhooks.tests.conftest import _receiver_server, local_urls, received, receiver, run_worker, verify  # noqa: F401
+from webhooks.tests.fixtures import received, run_worker, verify
 
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 

@@ -10,31 +10,10 @@ import pytest
 from django.db import connection
 
 from ratelimit import selectors
-from tests.hammer import hammer
+from tests.hammer import hammer, shared_database
 
 PROCESSES, THREADS, REQUESTS = 3, 8, 5  # 120 requests
 LIMIT = 50
-
-
-@contextmanager
-def shared_database(tmp_path):
-    """A URL other processes can open to see this test's (committed) data, and after the
-    block, their writes visible here too."""
-    if connection.vendor == "postgresql":
-        db = connection.settings_dict
-        yield f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-        return
-    # SQLite: the test database lives in this process's memory; share it through a file.
-    path = tmp_path / "shared.sqlite3"
-    connection.ensure_connection()
-    with closing(sqlite3.connect(path)) as file:
-        connection.connection.backup(file)
-        # In WAL mode before any process opens it: the switch (each connection's init
-        # command) needs the file to itself and fails at once when others are connecting.
-        file.execute("PRAGMA journal_mode=WAL")
-    yield f"sqlite:///{path}"
-    with closing(sqlite3.connect(path)) as file:
-        file.backup(connection.connection)
 
 
 @pytest.mark.django_db(transaction=True)

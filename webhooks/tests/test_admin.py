@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from webhooks import services
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint
-from webhooks.tests.conftest import received, run_worker
+from webhooks.tests.fixtures import received, run_worker
 
 SECRET = re.compile(r"whsec_[A-Za-z0-9_-]{43}")
 

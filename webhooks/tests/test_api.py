@@ -15,7 +15,7 @@ from conftest import Api
 from polls.tests.factories import date_poll_body
 from webhooks import services
 from webhooks.models import EVENT_TYPES, Delivery, Endpoint
-from webhooks.tests.conftest import received, run_worker, verify
+from webhooks.tests.fixtures import received, run_worker, verify
 
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 SECRET = re.compile(r"^whsec_[A-Za-z0-9_-]{43}$")

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from webhooks import sender, services
 from webhooks.models import Attempt, Delivery
-from webhooks.tests.conftest import read_request, received, run_worker
+from webhooks.tests.fixtures import read_request, received, run_worker
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 

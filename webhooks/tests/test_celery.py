@@ -12,7 +12,7 @@ from django.db import transaction
 from config.celery import app
 from webhooks import dispatch, services
 from webhooks.models import Delivery, Event
-from webhooks.tests.conftest import received
+from webhooks.tests.fixtures import received
 
 BROKER = "redis://127.0.0.1:6379/6"
 

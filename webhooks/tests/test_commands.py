@@ -6,7 +6,7 @@ import pytest
 from django.core.management.base import CommandError
 
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
-from webhooks.tests.conftest import received, verify
+from webhooks.tests.fixtures import received, verify
 
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -129,7 +129,7 @@ def test_a_failed_ping_exits_non_zero_and_is_never_retried(run, receiver, hook, 
     delivery = Delivery.objects.get()
     assert (delivery.status, delivery.attempts) == (Delivery.Status.FAILED, 1)
     clock.shift(86400)
-    from webhooks.tests.conftest import run_worker
+    from webhooks.tests.fixtures import run_worker
 
     assert run_worker() == 0
     assert Attempt.objects.count() == 1

@@ -6,7 +6,7 @@ from django.db import transaction
 from webhooks import dispatch, services
 from webhooks.models import Attempt, Delivery, Endpoint, Event
 from webhooks.services import delivery as delivery_services
-from webhooks.tests.conftest import received, run_worker
+from webhooks.tests.fixtures import received, run_worker
 
 
 class WorkerKilled(BaseException):

@@ -9,7 +9,7 @@ import stripe
 from spaces import services as space_services
 from webhooks import services
 from webhooks.models import CONTRACT_EVENT_TYPES, EVENT_TYPES, PAYLOAD_VERSION, Attempt, Delivery, Event
-from webhooks.tests.conftest import received, run_worker, verify
+from webhooks.tests.fixtures import received, run_worker, verify
 
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 

@@ -19,7 +19,7 @@ from polls.tests.factories import date_poll_body
 from webhooks import services
 from webhooks.catalog import CATALOG
 from webhooks.models import EVENT_TYPES, PING
-from webhooks.tests.conftest import received, run_worker
+from webhooks.tests.fixtures import received, run_worker
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from webhooks import services
 from webhooks.models import Attempt, Delivery, Endpoint
-from webhooks.tests.conftest import read_request, received, run_worker, verify
+from webhooks.tests.fixtures import read_request, received, run_worker, verify
 
 
 def record(space, type="poll.created"):

@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 
 from webhooks import dispatch, services
 from webhooks.models import Attempt, Delivery, Event
-from webhooks.tests.conftest import run_worker
+from webhooks.tests.fixtures import run_worker
 
 
 def test_purge_forgets_old_finished_events_with_their_deliveries_and_attempts(receiver, hook, space, clock, settings):

@@ -7,7 +7,7 @@ import pytest
 
 from webhooks import services
 from webhooks.models import Attempt
-from webhooks.tests.conftest import run_worker
+from webhooks.tests.fixtures import run_worker
 from webhooks.tests.test_ssrf import dns  # noqa: F401 - the fake DNS fixture
 
 

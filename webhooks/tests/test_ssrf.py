@@ -12,7 +12,7 @@ from pytest_httpserver import HTTPServer
 from core.errors import ServiceError
 from webhooks import sender, services, targets
 from webhooks.models import Attempt, Endpoint
-from webhooks.tests.conftest import run_worker
+from webhooks.tests.fixtures import run_worker
 
 # Each special-purpose range (webhooks.addresses), class by class: its first and last
 # address are refused, and where its neighbours are public, the address just outside it on
