@@ -54,10 +54,10 @@ def create_poll(
     Returns the poll and its options in display order. Raises `ServiceError` (texts, kinds,
     durations, time zone), ORGANIZER_NOT_MEMBER, TOO_MANY_OPTIONS or INAPPROPRIATE_CONTENT
     before anything is stored. Duplicate options (same day; same start and duration) count once."""
-    texts = clean_details({"title": title, "description": description, "location": location})
     unknown = sorted(set(poll_settings) - set(SETTING_COLUMNS))
     if unknown:
         raise ServiceError(f"{', '.join(unknown)}: not a setting of a poll")
+    details = clean_details({"title": title, "description": description, "location": location, **poll_settings})
     time_zone = _canonical_zone(time_zone)
     organizer = _resolve_organizer(space, organizer_email)
     limit = settings.MAX_POLL_OPTIONS
@@ -79,7 +79,7 @@ def create_poll(
         )
     if not options:
         raise ServiceError("options: a poll needs at least one option")
-    flagged = flagged_fields({name: value or "" for name, value in texts.items()})
+    flagged = flagged_fields({name: details[name] or "" for name in ("title", "description", "location")})
     if flagged:
         raise InappropriateContent("; ".join(f"{field}: flagged by content moderation" for field in flagged))
 
@@ -87,13 +87,12 @@ def create_poll(
     poll = Poll(
         space=space,
         organizer=organizer,
-        **texts,
+        **details,
         time_zone=time_zone,
         kind=kind,
         created_at=now,
         updated_at=now,
         past_at=options_past_at(kind=kind, time_zone=time_zone, options=options),
-        **poll_settings,
     )
     for option in options:
         option.poll = poll

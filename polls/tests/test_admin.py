@@ -79,13 +79,18 @@ def test_adding_a_poll_uses_the_api_rules_and_records_poll_created(superuser_cli
     ({"organizer_email": "stranger@example.com"}, "organizer.email: not a member of this space"),
     ({"options": "2030-06-01T09:00:00 soon"}, "the duration must be a whole number of minutes"),
     ({"title": "badword"}, "title: flagged by content moderation"),
+    ({"options": "2030-06-01T25:00:00"}, "options: '2030-06-01T25:00:00': must be an RFC 3339 date-time"),
+    ({"duration": ""}, "duration: required because options[0] has no duration of its own"),
+    ({"duration": "5"}, "options[0]: the duration must be 15-1440 minutes"),
+    ({"kind": "date", "options": "2030-06-01\n1 June"}, "options: '1 June': must be a date YYYY-MM-DD"),
+    ({"kind": "date", "options": "2030-06-01"}, "a date poll has dates only"),  # with a time zone and duration
 ])
 def test_a_refused_poll_is_a_form_error_and_creates_nothing(superuser_client, space, changes, message):
     data = {"space": space.pk, "title": "Offsite", "kind": "time", "time_zone": "Europe/Berlin", "duration": "60",
             "options": "2030-06-01T09:00:00", **changes}
     response = superuser_client.post(url("add"), data)
     assert response.status_code == 200
-    assert message in str(response.context["adminform"].form.non_field_errors())
+    assert message in " ".join(response.context["adminform"].form.non_field_errors())
     assert not Poll.objects.exists() and not Event.objects.exists()
 
 
