@@ -1,4 +1,5 @@
-"""Wire formats: the instant every response writes, and the dates and times requests give.
+"""Wire formats: the instant every response writes, and the dates, times and e-mail addresses
+requests give.
 
 The parsers raise `ValueError` with the reason as an API client reads it after the field's
 path (`must be a date YYYY-MM-DD`); the strict request fields and the back office's forms

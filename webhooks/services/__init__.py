@@ -13,7 +13,8 @@ loop call these and nothing else.
 
 - `events`: recording (`record_event`);
 - `endpoints`: the endpoints and their rules;
-- `delivery`: fan-out, claims, attempts, outcomes, pings, resends, the purge.
+- `delivery`: fan-out, claims, attempts, outcomes, the purge;
+- `pings`: a test ping now, a delivery sent again.
 """
 
 from webhooks.services.delivery import (
@@ -33,10 +34,8 @@ from webhooks.services.delivery import (
     finish,
     lease_allows_attempt,
     purge,
-    resend_delivery,
     send,
     send_many,
-    send_ping,
 )
 from webhooks.services.endpoints import (
     DISABLE_AFTER_FAILURES,
@@ -52,6 +51,7 @@ from webhooks.services.endpoints import (
     update_endpoint,
 )
 from webhooks.services.events import record_event
+from webhooks.services.pings import resend_delivery, send_ping
 
 __all__ = [
     "CLAIM_BATCH", "DISABLE_AFTER_FAILURES", "INTERRUPTED", "MAX_ATTEMPTS", "RETRY_DELAYS", "SECRET_OVERLAP",

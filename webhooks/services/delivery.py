@@ -1,6 +1,5 @@
 """Delivering: fanning events out into deliveries, claiming due deliveries, making the
-attempts and recording their outcomes; pings and resends; closing what a crash abandoned,
-and the purge.
+attempts and recording their outcomes; closing what a crash abandoned, and the purge.
 
 The work is done in batches, so that a delivery costs a share of a few transactions
 rather than a dozen round trips of its own: `fan_out` makes the deliveries of many events
@@ -19,13 +18,11 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from core.errors import ServiceError
 from core.formats import instant
 from core.ids import random_id
-from webhooks import selectors, sender, signals, signing
+from webhooks import selectors, sender, signing
 from webhooks.models import PING, Attempt, Delivery, Endpoint, Event
 from webhooks.services.endpoints import DISABLE_AFTER_FAILURES, switch_off
-from webhooks.services.events import new_event
 
 logger = logging.getLogger("service.webhooks")
 
@@ -114,14 +111,14 @@ def _fan_out(*, limit: int, claim: int) -> tuple[list[Delivery], list[Claim]]:
             if endpoint.enabled_at <= event.created_at and event.type in endpoint.event_types
         ]
         for delivery in deliveries[:claim]:
-            delivery.claimed_until, delivery.claim_token, delivery.attempts = now + _lease(), token, 1
+            delivery.claimed_until, delivery.claim_token, delivery.attempts = now + lease(), token, 1
         Delivery.objects.bulk_create(deliveries)
         claimed = deliveries[:claim]
         attempts = Attempt.objects.bulk_create([Attempt(delivery=delivery, started_at=now) for delivery in claimed])
     return deliveries, [Claim(delivery=d, attempt=a, token=token) for d, a in zip(claimed, attempts)]
 
 
-def _lease() -> timedelta:
+def lease() -> timedelta:
     return timedelta(seconds=settings.WEBHOOKS_LEASE_SECONDS)
 
 
@@ -143,7 +140,7 @@ def claim_due(*, limit: int = 1, delivery_id: str | None = None) -> list[Claim]:
         if not candidates:
             return []
         Delivery.objects.filter(pk__in=candidates).update(
-            claimed_until=now + _lease(), claim_token=token, attempts=F("attempts") + 1
+            claimed_until=now + lease(), claim_token=token, attempts=F("attempts") + 1
         )
         deliveries = list(
             Delivery.objects.filter(pk__in=candidates).select_related("event", "endpoint__space__subscription")
@@ -370,42 +367,3 @@ def purge(*, older_than: datetime, batch: int = 1000) -> int:
             Delivery.objects.filter(event_id__in=ids).delete()
             Event.objects.filter(pk__in=ids).delete()
         purged += len(ids)
-
-
-# --- Pings and resends ---------------------------------------------------------------------
-
-
-def send_ping(*, endpoint: Endpoint) -> Delivery:
-    """Send a test ping (type `ping`, `data: {}`) to the endpoint now, even if it is
-    disabled, and return its delivery with the outcome. Never retried. Blocks for at most
-    the delivery timeout."""
-    now = timezone.now()
-    token = random_id()
-    with transaction.atomic():
-        event = new_event(space_id=endpoint.space_id, type=PING, poll_id="", data={}, at=now)
-        event.dispatched_at = now  # it goes to this endpoint only, never fanned out
-        event.save(force_insert=True)
-        # Created already claimed by this caller, so no worker takes it meanwhile.
-        delivery = Delivery.objects.create(
-            event=event, endpoint=endpoint, max_attempts=1, attempts=1, next_attempt_at=now,
-            claimed_until=now + _lease(), claim_token=token, created_at=now,
-        )
-        attempt = Attempt.objects.create(delivery=delivery, started_at=now)
-    send(Claim(delivery=delivery, attempt=attempt, token=token))
-    delivery.refresh_from_db()
-    return delivery
-
-
-@transaction.atomic
-def resend_delivery(*, delivery: Delivery) -> Delivery:
-    """Send a delivery's event to its endpoint again, as a new delivery with the full
-    retry schedule (same event id and body). Refused for pings and disabled endpoints."""
-    if delivery.event.type == PING:
-        raise ServiceError("a ping is not resent; send a new ping")
-    if not delivery.endpoint.is_enabled:
-        raise ServiceError("the endpoint is disabled; enable it first")
-    now = timezone.now()
-    again = Delivery.objects.create(event_id=delivery.event_id, endpoint_id=delivery.endpoint_id, next_attempt_at=now,
-                                    created_at=now)
-    transaction.on_commit(lambda: signals.work_waiting.send(sender=Delivery, delivery_id=again.pk), robust=True)
-    return again
