@@ -8,6 +8,7 @@ in-process rate-limit store and an in-process webhook dispatcher.
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 from config.secret_key import installation_secret_key
 
@@ -182,6 +183,8 @@ WEBHOOKS_ALLOW_PRIVATE_URLS = env.bool("WEBHOOKS_ALLOW_PRIVATE_URLS", default=Fa
 WEBHOOKS_DISPATCH = env.str(
     "WEBHOOKS_DISPATCH", default="embedded" if CELERY_BROKER_URL in ("", "memory://") else "celery"
 )
+if WEBHOOKS_DISPATCH not in ("embedded", "celery"):  # a typo would leave webhooks to the sweeper alone
+    raise ImproperlyConfigured(f"WEBHOOKS_DISPATCH must be embedded or celery, not {WEBHOOKS_DISPATCH!r}")
 WEBHOOKS_TIMEOUT_SECONDS = env.float("WEBHOOKS_TIMEOUT_SECONDS", default=10.0)
 WEBHOOKS_LEASE_SECONDS = env.int("WEBHOOKS_LEASE_SECONDS", default=60)
 WEBHOOKS_EMBEDDED_THREADS = env.int("WEBHOOKS_EMBEDDED_THREADS", default=4)

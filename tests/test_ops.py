@@ -362,3 +362,12 @@ def test_a_database_error_before_any_view_is_a_503_too(anon, db, monkeypatch):
     response = anon.get("/v1/polls")
     assert (response.status_code, response["Retry-After"], response.body["error"]["code"]) == (
         503, "30", "SERVICE_UNAVAILABLE")
+
+
+@pytest.mark.parametrize("mode, refused", [("Celery", True), ("thread", True), ("celery", False), ("embedded", False)])
+def test_an_unknown_webhook_dispatch_mode_stops_the_service_at_startup(mode, refused):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "WEBHOOKS_DISPATCH": mode}
+    done = subprocess.run([sys.executable, "manage.py", "check"], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert (done.returncode != 0) == refused
+    assert (f"WEBHOOKS_DISPATCH must be embedded or celery, not {mode!r}" in done.stderr) == refused
