@@ -2,14 +2,13 @@ import os
 import threading
 from io import BytesIO
 
+from django.conf import settings
 from django.core.wsgi import get_wsgi_application
+
+from core.dbguard import NO_SLOT, RequestDeadline
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_application = get_wsgi_application()
-
-from django.conf import settings  # noqa: E402  (configured by the line above)
-
-from core.dbguard import NO_SLOT, RequestDeadline  # noqa: E402
 
 # Requests run through Django at once in this process; each may hold a database connection.
 # Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn

@@ -5,4 +5,7 @@ class WebhooksConfig(AppConfig):
     name = "webhooks"
 
     def ready(self):
-        from webhooks import dispatch  # noqa: F401  (connects the receiver of `work_waiting`)
+        from webhooks import dispatch, signals
+
+        # The one receiver of the outbox's wake-up (see webhooks.dispatch).
+        signals.work_waiting.connect(dispatch.work_waiting, dispatch_uid="webhooks.dispatch")

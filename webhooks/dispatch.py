@@ -22,10 +22,9 @@ from datetime import timedelta
 
 from django import db
 from django.conf import settings
-from django.dispatch import receiver
 from django.utils import timezone
 
-from webhooks import selectors, services, signals
+from webhooks import selectors, services
 
 logger = logging.getLogger("service.webhooks")
 
@@ -46,9 +45,9 @@ def _celery() -> bool:
     return settings.WEBHOOKS_DISPATCH == "celery"
 
 
-@receiver(signals.work_waiting)
 def work_waiting(sender, *, event_id: str | None = None, delivery_id: str | None = None, **_) -> None:
-    """Work committed: enqueue its task (Celery), or wake this process's loop (embedded)."""
+    """The receiver of `webhooks.signals.work_waiting` (connected in WebhooksConfig.ready):
+    work committed, so enqueue its task (Celery) or wake this process's loop (embedded)."""
     if not _celery():
         wake()
     elif event_id is not None:

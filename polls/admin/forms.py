@@ -134,7 +134,7 @@ class OptionFormSet(BaseInlineFormSet):
         for form in self.forms:
             if not form.cleaned_data or form.cleaned_data.get("DELETE"):
                 continue
-            item = {name: form.cleaned_data.get(name) for name in ("date", "start_time", "duration")}
+            item = {name: form.cleaned_data.get(name) for name in services.OPTION_FIELDS}
             if not form.instance._state.adding:  # (a new row's instance has its random id already)
                 item["id"] = form.instance.pk
             wanted.append(item)

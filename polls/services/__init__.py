@@ -9,7 +9,7 @@
 """
 
 from polls.services.creation import create_poll
-from polls.services.editing import DETAILS, clean_conferencing, clean_details, clean_options, update_poll
+from polls.services.editing import DETAILS, OPTION_FIELDS, clean_conferencing, clean_details, clean_options, update_poll
 from polls.services.lifecycle import (
     AUTO_CLOSE_GRACE,
     cancel_poll,
@@ -32,7 +32,7 @@ from polls.services.responses import (
 )
 
 __all__ = [
-    "AUTO_CLOSE_GRACE", "DETAILS", "VOTE_TYPES", "cancel_poll", "check_accepts_responses",
+    "AUTO_CLOSE_GRACE", "DETAILS", "OPTION_FIELDS", "VOTE_TYPES", "cancel_poll", "check_accepts_responses",
     "clean_conferencing", "clean_details", "clean_options", "clean_response", "close_past_polls", "close_poll",
     "create_poll", "create_response", "delete_poll", "delete_response", "options_past_at", "purge_deleted_polls",
     "reopen_poll", "restore_poll", "schedule_poll", "update_poll", "update_response",

@@ -130,16 +130,21 @@ def update_poll(*, poll: Poll, details: dict | None = None, options: list[dict] 
     one `poll.updated` when anything changed, nothing otherwise."""
     poll = locked_poll(poll)
     fields = {name: value for name, value in clean_details(details or {}).items() if getattr(poll, name) != value}
-    if options is not None and _replace_options(poll, clean_options(kind=poll.kind, options=options)):
-        current = list(Option.objects.filter(poll=poll))
-        fields["past_at"] = options_past_at(kind=poll.kind, time_zone=poll.time_zone, options=current)
+    replaced = _replace_options(poll, clean_options(kind=poll.kind, options=options)) if options is not None else None
+    if replaced is not None:
+        fields["past_at"] = options_past_at(kind=poll.kind, time_zone=poll.time_zone, options=replaced)
         fields["auto_close_held"] = False  # options changed: auto-close applies again
     elif not fields:
         return poll
     return record_change(poll, "poll.updated", **fields)
 
 
-def _replace_options(poll: Poll, wanted: list[dict]) -> bool:
+OPTION_FIELDS = ("date", "start_time", "duration")
+
+
+def _replace_options(poll: Poll, wanted: list[dict]) -> list[Option] | None:
+    """Make the poll's options `wanted` (cleaned): at most one query each to delete, add and
+    change. Returns the options now, or None when nothing changed."""
     current = {option.pk: option for option in Option.objects.filter(poll=poll)}
     kept = {item["id"] for item in wanted if "id" in item}
     unknown = sorted(kept - set(current))
@@ -148,16 +153,23 @@ def _replace_options(poll: Poll, wanted: list[dict]) -> bool:
     removed = set(current) - kept
     if poll.status == Poll.Status.SCHEDULED and poll.scheduled_option_id in removed:
         raise ServiceError("options: the option the poll is scheduled at cannot be removed; reopen the poll first")
-    changed = bool(removed)
-    Option.objects.filter(pk__in=removed).delete()
+    options, added, changed = [], [], []
     for item in wanted:
-        values = {name: item.get(name) for name in ("date", "start_time", "duration")}
+        values = {name: item.get(name) for name in OPTION_FIELDS}
         if "id" not in item:
-            Option.objects.create(poll=poll, **values)
-            changed = True
-            continue
-        option = current[item["id"]]
-        if any(getattr(option, name) != value for name, value in values.items()):
-            Option.objects.filter(pk=option.pk).update(**values)
-            changed = True
-    return changed
+            option = Option(poll=poll, **values)
+            added.append(option)
+        else:
+            option = current[item["id"]]
+            if any(getattr(option, name) != value for name, value in values.items()):
+                for name, value in values.items():
+                    setattr(option, name, value)
+                changed.append(option)
+        options.append(option)
+    if not (removed or added or changed):
+        return None
+    if removed:
+        Option.objects.filter(pk__in=removed).delete()
+    Option.objects.bulk_create(added)
+    Option.objects.bulk_update(changed, OPTION_FIELDS)
+    return options

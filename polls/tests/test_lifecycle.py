@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import time_machine
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from core.errors import ServiceError
 from core.jobs import run_job
@@ -299,6 +301,21 @@ def test_replacing_options_keeps_changes_adds_and_removes_with_their_votes(space
         ("2030-01-03", 1), ("2030-02-01", 1), ("2030-03-01", 0)]
     assert not Vote.objects.filter(option_id=second).exists()
     assert Poll.objects.get(pk=poll.pk).past_at == datetime(2030, 3, 2, 12, tzinfo=UTC)
+
+
+def test_replacing_options_costs_the_same_queries_for_3_or_30_options(space):
+    def queries_to_replace(count: int) -> int:
+        days = [(datetime(2030, 1, 1) + timedelta(days=n)).date().isoformat() for n in range(3 * count)]
+        poll = make_poll(space, date_poll_body(*days[: 2 * count]))
+        ids = option_ids(poll)
+        moved = [{"id": pk, "date": datetime(2031, 1, 1).date() + timedelta(days=n)} for n, pk in enumerate(ids[:count])]
+        added = [{"date": datetime(2032, 1, 1).date() + timedelta(days=n)} for n in range(count)]
+        with CaptureQueriesContext(connection) as queries:
+            services.update_poll(poll=poll, options=moved + added)  # the other `count` are removed
+        assert Option.objects.filter(poll=poll).count() == 2 * count
+        return len(queries)
+
+    assert queries_to_replace(3) == queries_to_replace(30)
 
 
 @pytest.mark.parametrize("options, message", [
