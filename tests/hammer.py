@@ -55,20 +55,26 @@ def hammer(env: dict, processes: int, threads: int, request: dict, repeat: int =
         for _ in range(processes)
     ]
     try:
-        for worker in workers:
-            assert worker.stdout.readline().strip() == "ready", worker.stderr.read()
-        for worker in workers:  # every thread of every process starts at once
-            worker.stdin.write("go\n")
-            worker.stdin.flush()
-        results = []
-        for worker in workers:
-            out, err = worker.communicate(timeout=120)
-            assert worker.returncode == 0, err
-            results += json.loads(out)
-        return results
+        return [result for out in release_together(workers, timeout=120) for result in json.loads(out)]
     finally:
         for worker in workers:
             worker.kill()
+
+
+def release_together(workers: list[subprocess.Popen], timeout: float) -> list[str]:
+    """Start worker processes at one instant: wait until each has printed `ready`, send
+    every one `go`, and return what each printed after (each must exit 0 within `timeout`)."""
+    for worker in workers:
+        assert worker.stdout.readline().strip() == "ready", worker.stderr.read()
+    for worker in workers:
+        worker.stdin.write("go\n")
+        worker.stdin.flush()
+    outputs = []
+    for worker in workers:
+        out, err = worker.communicate(timeout=timeout)
+        assert worker.returncode == 0, err
+        outputs.append(out)
+    return outputs
 
 
 def _work(threads: int, repeat: int, request: dict) -> None:

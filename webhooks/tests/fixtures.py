@@ -6,6 +6,7 @@ import json
 import socket
 import socketserver
 import threading
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -122,6 +123,17 @@ def raw_receiver():
     server = RawReceiver()
     yield server
     server.close()
+
+
+def trickle_answer(conn: socket.socket) -> None:
+    """Answer one byte every 0.1 s for 10 s: each byte within any read timeout, the whole
+    answer far beyond a delivery's deadline. Stops when the sender hangs up."""
+    try:
+        for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
+            conn.sendall(bytes([byte]))
+            time.sleep(0.1)
+    except OSError:
+        pass
 
 
 def read_request(conn: socket.socket) -> bytes:

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from webhooks import sender, services
 from webhooks.models import Attempt, Delivery
-from webhooks.tests.fixtures import read_request, received, run_worker
+from webhooks.tests.fixtures import read_request, received, run_worker, trickle_answer
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
@@ -50,12 +50,7 @@ def test_a_kept_connection_is_still_cut_off_at_the_deadline(raw_receiver, make_e
         if index == 0:
             conn.sendall(OK)
             return
-        try:
-            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
-                conn.sendall(bytes([byte]))
-                time.sleep(0.1)
-        except OSError:
-            pass
+        trickle_answer(conn)
 
     raw_receiver.behave = serve(answer)
     make_endpoint(raw_receiver.url())

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from webhooks import services
 from webhooks.models import Attempt, Delivery, Endpoint
-from webhooks.tests.fixtures import read_request, received, run_worker, verify
+from webhooks.tests.fixtures import read_request, received, run_worker, trickle_answer, verify
 
 
 def record(space, type="poll.created"):
@@ -86,12 +86,7 @@ def test_a_receiver_trickling_bytes_is_cut_off_at_the_deadline(attempt_against):
 
     def trickle(conn):
         read_request(conn)
-        try:
-            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 100:
-                conn.sendall(bytes([byte]))
-                time.sleep(0.1)
-        except OSError:
-            pass
+        trickle_answer(conn)
 
     attempt, took = attempt_against(trickle)
     assert took < 1.8

@@ -20,6 +20,8 @@ from django.conf import settings
 from django.db import connection
 from werkzeug import Response
 
+from tests.hammer import release_together
+
 ROOT = Path(settings.BASE_DIR)
 # Seconds a runjobs may take to exit after SIGTERM before the test calls it hung.
 STOP_BOUND = 90
@@ -114,16 +116,7 @@ def test_workers_in_separate_processes_never_take_the_same_delivery(procs):
     # Claims are held (nothing is sent): a lease longer than the test keeps them held.
     workers = [procs.start("-m", "webhooks.tests.procs", "work", WEBHOOKS_LEASE_SECONDS="600", stdin=subprocess.PIPE)
                for _ in range(4)]
-    for worker in workers:
-        assert worker.stdout.readline() == "ready\n"
-    for worker in workers:
-        worker.stdin.write("go\n")
-        worker.stdin.flush()
-    results = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=60)
-        assert worker.returncode == 0, err
-        results.append(json.loads(out))
+    results = [json.loads(out) for out in release_together(workers, timeout=60)]
     fanned = Counter(pk for result in results for pk in result["fanned"])
     claimed = Counter(pk for result in results for pk in result["claimed"])
     assert len(fanned) == 120 and set(fanned.values()) == {1}
