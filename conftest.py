@@ -61,11 +61,12 @@ def _registry() -> Registry:
     return Registry().with_resource("urn:openapi", Resource.from_contents(openapi_document(), default_specification=DRAFT202012))
 
 
-def assert_conforms(method: str, path: str, response) -> None:
+def assert_conforms(method: str, path: str, response, content: bytes | None = None) -> None:
     """The response is one the OpenAPI document describes for this operation: a documented
-    status, JSON, the body valid against its schema, and every required header present."""
+    status, JSON, the body valid against its schema, and every required header present.
+    `content`: the body of a streamed response, read already."""
     assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
-    body = json.loads(response.content)
+    body = json.loads(response.content if content is None else content)
     operation = template = None
     for pattern, template, operations in _routes():
         if pattern.match(path):
@@ -110,8 +111,9 @@ class Api:
             extra["HTTP_AUTHORIZATION"] = f"Bearer {key}"
         data = raw if raw is not None else (json.dumps(body) if body is not None else "")
         response = self.client.generic(method, path, data=data, content_type=content_type, **extra)
-        assert_conforms(method, path.split("?")[0], response)
-        response.body = json.loads(response.content)
+        content = b"".join(response.streaming_content) if response.streaming else response.content
+        assert_conforms(method, path.split("?")[0], response, content)
+        response.body = json.loads(content)
         return response
 
     def get(self, path, **kwargs):
@@ -232,6 +234,15 @@ def form_data(response) -> dict:
             elif value is not None and value is not False:  # 0 is a value (0 == False)
                 data[field.html_name] = str(value)
     return data
+
+
+def admin_history(obj) -> list[tuple[str, str]]:
+    """(staff username, what they did) of the object's back-office History, oldest first."""
+    from django.contrib.admin.models import LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
+    entries = LogEntry.objects.filter(content_type=ContentType.objects.get_for_model(obj), object_id=str(obj.pk))
+    return [(entry.user.username, entry.get_change_message()) for entry in entries.order_by("action_time", "id")]
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from io import StringIO
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
+sys.path[0] = str(BASE_DIR)  # the project, not bench/: bench/http.py would shadow the standard library's http
 
 from bench.results import setup_django  # noqa: E402  (the same scratch database and limits)
 

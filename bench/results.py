@@ -13,16 +13,15 @@ scratch database). Rate limits are raised out of the way (the embedded store sti
 import argparse
 import json
 import os
-import random
 import statistics
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
+import tracemalloc
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(BASE_DIR))
+sys.path[0] = str(BASE_DIR)  # the project, not bench/: bench/http.py would shadow the standard library's http
 
 
 def setup_django() -> None:
@@ -37,27 +36,6 @@ def setup_django() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-
-
-def build_poll(space, options: int, participants: int):
-    """A time poll with `options` half-hour slots and `participants` responses answering
-    every option (yes, ifNeedBe or no at random), stored in bulk."""
-    from polls import services
-    from polls.models import Participant, Vote
-    from polls.rules import TimeSlot
-
-    first = datetime(2030, 1, 7, 8, tzinfo=UTC)
-    poll, option_rows = services.create_poll(
-        space=space, title="Bench poll", kind="time", duration=30, time_zone="Europe/Berlin",
-        slots=[TimeSlot(first + timedelta(minutes=30 * n)) for n in range(options)],
-    )
-    rng = random.Random(7)
-    people = [Participant(poll=poll, name=f"Participant {n}", email=f"p{n}@example.com") for n in range(participants)]
-    Participant.objects.bulk_create(people, batch_size=1000)
-    kinds = ["yes", "ifNeedBe", "no"]
-    votes = (Vote(participant=p, option=o, type=rng.choice(kinds)) for p in people for o in option_rows)
-    Vote.objects.bulk_create(votes, batch_size=5000)
-    return poll
 
 
 def timed(call, repeat: int) -> dict:
@@ -87,28 +65,33 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
+    from bench import fixtures
     from polls import selectors
     from spaces import services as space_services
 
     space = space_services.create_space(name="Results bench", owner_email=f"bench-{time.time_ns()}@example.com", pro=True)
     _, key = space_services.create_key(space=space, name="bench")
     started = time.perf_counter()
-    poll = build_poll(space, args.options, args.participants)
-    if connection.vendor == "postgresql":  # what autovacuum does after a bulk load
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM ANALYZE polls_vote, polls_participant, polls_option")
+    poll = fixtures.big_poll(space, args.options, args.participants)  # tallies and statistics too
     setup_s = time.perf_counter() - started
     client = Client(HTTP_AUTHORIZATION=f"Bearer {key}")
 
-    def get(path):
+    def get(path) -> int:
+        """The body's length; a streamed body is counted piece by piece, as a server sends it."""
         response = client.get(path)
-        assert response.status_code == 200, response.content[:500]
-        return response
+        assert response.status_code == 200, response.getvalue()[:500]
+        if response.streaming:
+            return sum(len(piece) for piece in response.streaming_content)
+        return len(response.content)
 
     sizes = {
-        "results": len(get(f"/v1/polls/{poll.pk}/results").content),
-        "participants": len(get(f"/v1/polls/{poll.pk}/participants").content),
+        "results": get(f"/v1/polls/{poll.pk}/results"),
+        "participants": get(f"/v1/polls/{poll.pk}/participants"),
     }
+    tracemalloc.start()  # the Python heap's peak while one participant list is answered
+    get(f"/v1/polls/{poll.pk}/participants")
+    participants_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
     result = {
         "database": connection.vendor,
         "options": args.options,
@@ -116,14 +99,15 @@ def main() -> None:
         "votes": args.options * args.participants,
         "setup_s": round(setup_s, 1),
         "response_bytes": sizes,
+        "participants_python_peak_bytes": participants_peak,
         "http": {
             "results": timed(lambda: get(f"/v1/polls/{poll.pk}/results"), args.repeat),
             "participants": timed(lambda: get(f"/v1/polls/{poll.pk}/participants"), max(5, args.repeat // 3)),
         },
         "selector": {
             "poll_results": timed(lambda: selectors.poll_results(selectors.get_poll(space, poll.pk)), args.repeat),
-            "poll_participants": timed(
-                lambda: selectors.poll_participants(selectors.get_poll(space, poll.pk)), max(5, args.repeat // 3)
+            "participant_rows": timed(
+                lambda: selectors.participant_rows(selectors.get_poll(space, poll.pk)), max(5, args.repeat // 3)
             ),
         },
     }
@@ -138,7 +122,9 @@ def main() -> None:
         for name, stats in result[group].items():
             label = f"GET .../{name}" if group == "http" else f"selectors.{name}"
             print(f"{label:<34}{stats['median_ms']:>11}{stats['min_ms']:>9}{stats['p95_ms']:>9}")
-    print(f"response sizes: results {sizes['results']:,} B, participants {sizes['participants']:,} B")
+    print(f"response sizes: results {sizes['results']:,} B, participants {sizes['participants']:,} B; "
+          f"Python peak while answering the participants: {participants_peak:,} B "
+          f"({participants_peak / sizes['participants']:.2f} x the response)")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,9 @@ are short and block their worker only while they run.
 """
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 from gunicorn import util as gunicorn_util
 
@@ -35,6 +38,31 @@ logconfig_dict = {
     # Until Django applies its LOGGING (settings.LOG_LEVEL) in each worker.
     "root": {"handlers": ["console"], "level": "WARNING"},
 }
+
+
+# Metrics (core/metrics.py): each worker counts in files of this directory and a scrape of
+# /metrics, answered by any worker, adds them all up. A directory of this server's own unless
+# PROMETHEUS_MULTIPROC_DIR names one; its files are removed at start (old counts would add
+# up with the new) and, for a directory made here, at exit.
+_made_metrics_dir = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+if _made_metrics_dir:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="pollservice-metrics-")
+
+
+def on_starting(server):
+    for leftover in Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).glob("*.db"):
+        leftover.unlink()
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)  # its gauges leave the live sums
+
+
+def on_exit(server):
+    if _made_metrics_dir:
+        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
 
 
 # Gunicorn answers a request it cannot parse (a malformed request line, header or chunk; too

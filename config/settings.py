@@ -5,6 +5,7 @@ README.md for the full list. The defaults run the embedded mode: a SQLite file, 
 in-process rate-limit store and an in-process webhook dispatcher.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -36,7 +37,9 @@ APP_URL = env.str("APP_URL", default=_LOCAL_URL).rstrip("/")
 CDN_URL = env.str("CDN_URL", default=f"{_LOCAL_URL}/cdn").rstrip("/")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # The back office's ModelAdmins are registered when the URLs load (config/urls.py), not
+    # at start-up: a manage.py command does not import every admin module and its services.
+    "django.contrib.admin.apps.SimpleAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -44,16 +47,21 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Redoc's assets for the /docs reference, served as static files
     "core",
     "spaces",
     "polls",
     "webhooks",
     "ratelimit",
     "idempotency",
+    "pages",
+    "axes",  # back-office login throttling (core/login_guard.py)
 ]
 
 MIDDLEWARE = [
     "core.api.middleware.RequestContextMiddleware",
+    # gzip for API reads only (never an answer carrying a secret): core/api/compression.py.
+    "core.api.compression.GzipApiReads",
     "django.middleware.security.SecurityMiddleware",
     # The back office's CSS and JavaScript (collected into STATIC_ROOT by collectstatic),
     # served by every web process: no separate file server is needed.
@@ -64,7 +72,25 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The app's pages: their security headers, and HTML (not JSON) when one of them fails.
+    "pages.middleware.PageMiddleware",
+    # Last, as django-axes requires: answers a locked-out back-office login 429.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Back-office logins (core/login_guard.py) --------------------------------------------
+# The 5th failed login locks the account, and the client address, for LOGIN_LOCKOUT_MINUTES;
+# tries during a lockout do not extend it. Staff lift one in the back office or manage.py.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+LOGIN_LOCKOUT_MINUTES = env.int("LOGIN_LOCKOUT_MINUTES", default=15)
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each on its own: per account, per address
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "core.login_guard.client_ip"
+AXES_ONLY_ADMIN_SITE = True
 
 # Back-office messages live in the server-side session, not in a cookie: a new API key or
 # webhook secret is shown once in a message, and a (signed, not encrypted) cookie would hand
@@ -113,10 +139,13 @@ else:
     DB_STATEMENT_TIMEOUT_MS = env.int("DB_STATEMENT_TIMEOUT_MS", default=15000)
     DB_LOCK_TIMEOUT_MS = env.int("DB_LOCK_TIMEOUT_MS", default=3000)
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
-    # No check query when a pooled connection is lent: on a frozen server it would hang
-    # outside any request deadline. A connection that died while idle fails its request
-    # (503) once and is discarded.
+    # Django's backend with a pool that reconnects every 0.25 s while the server is down,
+    # looks at each connection before lending it (without a query: on a frozen server it
+    # would hang) and never waits past a request's deadline (core/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "core.postgresql"
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    # A pooled connection idle this long must answer an empty query (within 1 s) to be lent.
+    DB_POOL_CHECK_IDLE_SECONDS = env.float("DB_POOL_CHECK_IDLE_SECONDS", default=30.0)
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "connect_timeout": DB_CONNECT_TIMEOUT,
@@ -146,6 +175,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2, "socket_connect_timeout": 2,
 }
+# Two installations whose brokers share one Redis database take each other's tasks: give each
+# its own database, or its own prefix for every broker key. Workers and beat warn at start
+# when another installation used the same broker (config/celery.py).
+CELERY_BROKER_PREFIX = env.str("CELERY_BROKER_PREFIX", default="")
+if CELERY_BROKER_PREFIX:
+    CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = CELERY_BROKER_PREFIX
 
 # --- Service rules ---------------------------------------------------------------------
 MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)
@@ -167,6 +202,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # a second request of the same process waiting for the write lock would keep the first,
     # which holds it, from ever committing (the worker hangs until gunicorn kills it).
     WEB_CONCURRENT_REQUESTS = 1
+# At most this many of a process's request slots serve one space at once (config/wsgi.py,
+# core/bulkhead.py): a space that floods waits in its own queue, not in everyone's.
+WEB_SPACE_CONCURRENT_REQUESTS = min(
+    env.int("WEB_SPACE_CONCURRENT_REQUESTS", default=max(1, WEB_CONCURRENT_REQUESTS // 2)), WEB_CONCURRENT_REQUESTS
+)
+# Seconds a client has to send a request's whole body (read before the request takes a slot);
+# later it is answered 400 VALIDATION_ERROR and the connection closed.
+REQUEST_BODY_TIMEOUT = env.float("REQUEST_BODY_TIMEOUT", default=20.0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
 MAX_POLL_OPTIONS = env.int("MAX_POLL_OPTIONS", default=100)
 # Content moderation: a dotted path to a callable(texts: dict[str, str]) -> list[str]
@@ -191,6 +234,21 @@ WEBHOOKS_EMBEDDED_THREADS = env.int("WEBHOOKS_EMBEDDED_THREADS", default=4)
 WEBHOOKS_POLL_SECONDS = env.float("WEBHOOKS_POLL_SECONDS", default=0.25)
 WEBHOOKS_SWEEP_TASKS = env.int("WEBHOOKS_SWEEP_TASKS", default=4)
 WEBHOOKS_RETENTION_DAYS = env.int("WEBHOOKS_RETENTION_DAYS", default=30)
+
+# --- The app's pages (pages/, docs/app.md) ---------------------------------------------
+# Answers and comments (and sign-in requests) let through per client address and per poll,
+# each as (per minute, per day), counted by the rate-limit store; past them a 429 page.
+PAGES_LIMIT_PER_ADDRESS = (env.int("PAGES_LIMIT_PER_ADDRESS_PER_MINUTE", default=10),
+                           env.int("PAGES_LIMIT_PER_ADDRESS_PER_DAY", default=200))
+PAGES_LIMIT_PER_POLL = (env.int("PAGES_LIMIT_PER_POLL_PER_MINUTE", default=60),
+                        env.int("PAGES_LIMIT_PER_POLL_PER_DAY", default=2000))
+# Participants' answers shown per page of the invite page's grid.
+PAGES_GRID_PAGE_SIZE = env.int("PAGES_GRID_PAGE_SIZE", default=15)
+CSRF_FAILURE_VIEW = "pages.views.csrf_failure"  # the pages' own 403; the back office keeps Django's
+# E-mail (organizers' sign-in links): EMAIL_URL as django-environ reads it, e.g.
+# smtp+tls://user:password@smtp.example.com:587; the console by default (bin/serve prints it).
+globals().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Scheduling Poll <no-reply@localhost>")
 
 # --- Django REST framework and the OpenAPI document ------------------------------------
 REST_FRAMEWORK = {
@@ -222,6 +280,12 @@ SPECTACULAR_SETTINGS = {
         "WebhookDeliveryStatusEnum": ["pending", "succeeded", "failed", "canceled"],
     },
     "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
+    # The reference at /docs lists the sections in this order.
+    "TAGS": [
+        {"name": "polls", "description": "Create, read and delete polls; read their results and participants."},
+        {"name": "webhooks", "description": "Endpoints that receive the space's events, their secrets and delivery log."},
+        {"name": "meta", "description": "This API's own description."},
+    ],
     "SERVERS": [{"url": env.str("API_BASE_URL", default="/"), "description": "This service"}],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -246,32 +310,48 @@ USE_I18N = False
 USE_TZ = True
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
+# --- Metrics (GET /metrics, core/metrics.py) ---------------------------------------------
+# Set: a scrape needs `Authorization: Bearer <METRICS_TOKEN>`. Unset: /metrics is open (keep
+# it off the public load balancer then; docs/operations.md).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# Gauges read from the database when scraped.
+METRICS_COLLECTORS = ["webhooks.metrics.outbox"]
+
+# One access line per request for /static/ files (the back office's and /docs' assets) too;
+# off by default, they would drown the API's lines.
+LOG_STATIC_REQUESTS = env.bool("LOG_STATIC_REQUESTS", default=False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "core.logging.JsonFormatter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    # The request's (or task's) request_id and trace_id on every line (core.logging.bind).
+    "filters": {"context": {"()": "core.logging.ContextFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["context"]}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         # Requests are logged once by our middleware; silence Django's duplicate lines.
         "django.request": {"level": "CRITICAL", "propagate": True},
         "django.server": {"level": "WARNING", "propagate": True},
+        # django-axes: its lockout warnings, not its start-up and per-failure lines.
+        "axes": {"level": "WARNING", "propagate": True},
     },
 }
 
 # --- Periodic jobs ---------------------------------------------------------------------
-# name -> (dotted path of a no-argument callable, interval in seconds). Celery beat runs
-# them at scale (core.jobs.run_job); the embedded mode runs them in its own loop.
+# name -> (dotted path of a function in an app's jobs.py, interval in seconds). Celery beat
+# runs them at scale (the task core.tasks.run_job); `manage.py runjobs` runs them otherwise.
 PERIODIC_JOBS = {
     "polls.close-past": ("polls.jobs.close_past_polls", 60),
     "polls.purge-deleted": ("polls.jobs.purge_deleted_polls", 3600),
-    "webhooks.sweep": ("webhooks.dispatch.sweep", 15),
-    "webhooks.purge": ("webhooks.dispatch.purge", 3600),
+    "webhooks.sweep": ("webhooks.jobs.sweep", 15),
+    "webhooks.purge": ("webhooks.jobs.purge", 3600),
     "idempotency.purge": ("idempotency.jobs.purge_expired", 3600),
+    "ratelimit.purge-keys": ("ratelimit.jobs.purge_key_counters", 3600),
+    "pages.purge-sign-in-links": ("pages.jobs.purge_sign_in_links", 3600),
 }
 # What `manage.py runjobs` runs beside the periodic jobs (core/management/commands/runjobs.py).
 EMBEDDED_WORKERS = ["webhooks.dispatch.embedded_worker"]
 CELERY_BEAT_SCHEDULE = {
-    name: {"task": "core.jobs.run_job", "schedule": interval, "args": (name,)}
+    name: {"task": "core.tasks.run_job", "schedule": interval, "args": (name,)}
     for name, (_path, interval) in PERIODIC_JOBS.items()
 }

@@ -2,14 +2,20 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from core import health
+from core.api.docs import docs, root
 from core.api.errors import json_404
 from core.api.openapi import OpenApiView
+from core.metrics import metrics_view
 
 # The back office: the service's name instead of "Django administration", and no "View
 # site" link (the service has no site of its own to view; the app lives on APP_URL).
 admin.site.site_header = admin.site.site_title = "Scheduling Poll back office"
 admin.site.index_title = "Spaces, polls, webhooks and limits"
 admin.site.site_url = None
+# No navigation column beside every page (the index lists the same models): at 1280 pixels a
+# list then shows all its columns (status, attempts, last error...) without scrolling.
+admin.site.enable_nav_sidebar = False
+admin.autodiscover()  # INSTALLED_APPS has SimpleAdminConfig: the admin modules load with the URLs
 
 v1 = [
     path("openapi", OpenApiView.as_view(), name="openapi"),
@@ -21,7 +27,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
+    path("metrics", metrics_view),
     path("v1/", include(v1)),
+    path("docs", docs, name="docs"),
+    path("", root),
+    # The app's pages: {APP_URL}/invite/{pollId} (pages/, docs/app.md).
+    path("", include("pages.urls")),
     # Anything else: the JSON 404 envelope, whatever DEBUG says.
     re_path(r"^", json_404),
 ]

@@ -4,8 +4,11 @@ from io import BytesIO
 
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
+from gevent import Timeout
+from gevent.monkey import is_module_patched
 
-from core.dbguard import NO_SLOT, RequestDeadline
+from core.bulkhead import Bulkhead, holding
+from core.dbguard import NO_SLOT, REFUSED, RequestDeadline
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_application = get_wsgi_application()
@@ -14,21 +17,27 @@ django_application = get_wsgi_application()
 # Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn
 # cooperatively, with their bodies already read.
 _slots = threading.BoundedSemaphore(settings.WEB_CONCURRENT_REQUESTS)
+# A space's requests take at most WEB_SPACE_CONCURRENT_REQUESTS of those slots at once.
+_bulkhead = Bulkhead(settings.WEB_SPACE_CONCURRENT_REQUESTS)
 
 
 def application(environ, start_response):
-    """Django's application, behind a body reader and a bound on concurrent requests.
+    """Django's application, behind a body reader, a per-space bulkhead and a bound on
+    concurrent requests.
 
     The body is read here, before the request takes one of the WEB_CONCURRENT_REQUESTS
-    slots: a client that sends it slowly (or never) holds no slot and no database
-    connection. At most one byte more than MAX_REQUEST_BODY_BYTES is read, so that the
-    parser can still refuse it as too large. This also serves `Transfer-Encoding: chunked`:
-    gunicorn decodes such a body (`wsgi.input_terminated`) but gives no CONTENT_LENGTH, and
-    Django reads only CONTENT_LENGTH bytes; here it gets the length of what was read.
+    slots, within REQUEST_BODY_TIMEOUT seconds: a client that sends it slowly (or never)
+    holds no slot and no database connection, and is answered 400 at the deadline. A body
+    over MAX_REQUEST_BODY_BYTES is refused as soon as it is known to be one: a declared
+    Content-Length at once, without reading anything; a chunked body after one byte more
+    than the limit. This also serves `Transfer-Encoding: chunked`: gunicorn decodes such a
+    body (`wsgi.input_terminated`) but gives no CONTENT_LENGTH, and Django reads only
+    CONTENT_LENGTH bytes; here it gets the length of what was read.
 
-    A body over the limit is never read to its end. Gunicorn would announce
+    A refused body is never read to its end. Gunicorn would announce
     `Connection: keep-alive`, try to skip the rest (at most 64 KiB) and then drop the
-    connection anyway; the answer says `Connection: close` instead."""
+    connection anyway; the answer says `Connection: close` instead. Refusals go through
+    Django without a slot (the request middleware answers them; no database is touched)."""
     limit = settings.MAX_REQUEST_BODY_BYTES
     chunked = (
         environ.get("wsgi.input_terminated")
@@ -36,28 +45,64 @@ def application(environ, start_response):
         and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
     )
     declared = _declared_length(environ)
-    if chunked or 0 < declared <= limit:
-        body = environ["wsgi.input"].read(limit + 1 if chunked else declared)
-        environ["wsgi.input"] = BytesIO(body)
-        environ["CONTENT_LENGTH"] = str(len(body))
-        if len(body) > limit:
-            _close_after(start_response)
-    elif declared > limit:
+    refusal = None
+    if declared > limit:
+        refusal = f"body: larger than {limit} bytes"
+    elif chunked or declared > 0:
+        body = _read_body(environ, limit + 1 if chunked else declared)
+        if body is None:
+            refusal = f"body: not received within {settings.REQUEST_BODY_TIMEOUT:g} seconds"
+        elif len(body) > limit:
+            refusal = f"body: larger than {limit} bytes"
+        else:
+            environ["wsgi.input"] = BytesIO(body)
+            environ["CONTENT_LENGTH"] = str(len(body))
+    if refusal is not None:
         _close_after(start_response)
+        environ.update({REFUSED: refusal, "CONTENT_LENGTH": "0", "wsgi.input": BytesIO()})
+        return django_application(environ, start_response)
     if environ.get("PATH_INFO") == "/healthz":
         return django_application(environ, start_response)  # liveness: no slot, no database
     # DB_REQUEST_TIMEOUT counts from here: the wait for a slot is part of it. While the
     # database is down or frozen every slot is held for seconds, and requests queued behind
     # them would otherwise wait one such turn after another, far past any bound.
+    compartment = _bulkhead.compartment(environ)
     with RequestDeadline(settings.DB_REQUEST_TIMEOUT) as deadline:
-        if not _slots.acquire(timeout=deadline.remaining()):
+        if not _bulkhead.acquire(compartment, timeout=deadline.remaining()):
             environ[NO_SLOT] = True
             return django_application(environ, start_response)
         try:
-            # Django's responses are built in full (no streaming): their content is ready here.
-            return django_application(environ, start_response)
+            if not _slots.acquire(timeout=deadline.remaining()):
+                environ[NO_SLOT] = True
+                return django_application(environ, start_response)
+            try:
+                # Responses are built in full, except the participant list of a big poll, which
+                # streams: its rows are read and its connection closed by then, only encoding remains.
+                with holding(_slots):
+                    return django_application(environ, start_response)
+            finally:
+                _slots.release()
         finally:
-            _slots.release()
+            _bulkhead.release(compartment)
+            _bulkhead.learn(environ)
+
+
+def _read_body(environ, size: int) -> bytes | None:
+    """Up to `size` bytes of the body, or None if they did not all come within
+    REQUEST_BODY_TIMEOUT seconds (a deadline for the whole body, not for each read)."""
+    seconds = settings.REQUEST_BODY_TIMEOUT
+    if is_module_patched("socket"):  # gevent's workers (config/gunicorn.py)
+        with Timeout(seconds, False):
+            return environ["wsgi.input"].read(size)
+        return None
+    # Another worker class (a thread per connection): a timeout for each read at least.
+    sock = environ.get("gunicorn.socket")
+    if sock is not None:
+        sock.settimeout(seconds)
+    try:
+        return environ["wsgi.input"].read(size)
+    except TimeoutError:
+        return None
 
 
 def _declared_length(environ) -> int:

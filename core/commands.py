@@ -16,6 +16,10 @@ from core.formats import instant
 
 
 class GroupCommand(BaseCommand):
+    # An operator command touches its own tables only: the system checks (which import
+    # every URL, view and admin module) are `manage.py check`'s job, not each command's.
+    requires_system_checks = []
+
     #: action name -> one-line help
     actions: dict[str, str] = {}
 
@@ -46,3 +50,18 @@ def _dumps(data) -> str:
 
 def optional_instant(value: datetime | None) -> str | None:
     return instant(value) if value is not None else None
+
+
+def text_cell(value) -> str:
+    """A value in a plain-text table: yes/no for booleans, `-` for none."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "-" if value is None else str(value)
+
+
+def table(rows: list[dict], columns: list[tuple[str, str]], cell=text_cell) -> str:
+    """Aligned plain-text columns: `columns` is [(title, key of the row)]; `cell` turns a
+    value into its text."""
+    cells = [[title for title, _ in columns]] + [[cell(row[field]) for _, field in columns] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    return "\n".join("  ".join(text.ljust(width) for text, width in zip(line, widths)).rstrip() for line in cells)

@@ -6,8 +6,10 @@ stopped answering altogether (a frozen process, a lost network path: the kernel 
 acknowledges the bytes, so TCP timeouts never fire). `RequestDeadline` does: when a request
 is still running after its deadline, the sockets of the PostgreSQL connections it uses are
 shut down, which makes the waiting query fail at once (OperationalError, answered as 503
-SERVICE_UNAVAILABLE) and the connection is discarded. The timer is a thread (a greenlet
-under gevent), so it fires while the request waits on the database.
+SERVICE_UNAVAILABLE), and the connection is closed when the request ends, so that the pool
+discards it. The timer is a thread (a greenlet under gevent), so it fires while the request
+waits on the database. The pool's wait for a free connection is bounded by what is left of
+the deadline too (`remaining`, core.postgresql).
 """
 
 import logging
@@ -27,6 +29,9 @@ _local = threading.local()  # per thread, or per greenlet under gevent
 #: within its deadline; the request middleware answers it 503 before anything touches the
 #: database.
 NO_SLOT = "service.no_slot"
+#: Set by config/wsgi.py to the VALIDATION_ERROR message of a request whose body it refused
+#: (too large, or not received within REQUEST_BODY_TIMEOUT): answered 400 without a slot.
+REFUSED = "service.refused"
 
 
 def _watch(sender, connection, **kwargs) -> None:
@@ -36,6 +41,12 @@ def _watch(sender, connection, **kwargs) -> None:
 
 
 connection_created.connect(_watch, dispatch_uid="core.dbguard")
+
+
+def remaining() -> float | None:
+    """Seconds left to the current request's deadline (at least 0); None outside one."""
+    deadline = getattr(_local, "deadline", None)
+    return None if deadline is None else deadline.remaining()
 
 
 class RequestDeadline:
@@ -52,7 +63,7 @@ class RequestDeadline:
 
     def __enter__(self) -> "RequestDeadline":
         if self.seconds > 0:
-            _local.watched = self.watched
+            _local.watched, _local.deadline = self.watched, self
             # Connections this thread keeps open from an earlier request count too.
             self.watched.extend(db for db in connections.all(initialized_only=True)
                                 if db.vendor == "postgresql" and db.connection is not None)
@@ -64,7 +75,14 @@ class RequestDeadline:
     def __exit__(self, *exc) -> None:
         if self._timer is not None:
             self._timer.cancel()
-        _local.watched = None
+        _local.watched = _local.deadline = None
+        if self.expired:
+            # A connection cut while idle still looks healthy to psycopg: closed here, it is
+            # discarded when Django gives it back to the pool instead of failing the next
+            # request (core.postgresql would catch it too).
+            for db in self.watched:
+                if db.connection is not None and not db.connection.closed:
+                    db.connection.close()
 
     def _expire(self) -> None:
         self.expired = True

@@ -1,15 +1,70 @@
+"""The service's log: one JSON object per line, in the web process, `manage.py` and Celery's
+worker and beat alike, and the context every line of a request (or of a task it caused)
+carries: its request id and the trace id of its W3C `traceparent`."""
+
 import json
 import logging
+import re
+from contextvars import ContextVar
+from datetime import UTC, datetime
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime"}
 
+# W3C Trace Context: version-traceid-parentid-flags, lowercase hex; all-zero ids are invalid.
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+
+#: Fields added to every line logged while they are bound (request_id, trace_id).
+_context: ContextVar[dict] = ContextVar("log_context", default={})
+
+
+def trace_id_of(traceparent: str | None) -> str | None:
+    """The trace id of a valid `traceparent` header value, else None (the header is then
+    ignored, as the recommendation says)."""
+    match = _TRACEPARENT.fullmatch((traceparent or "").strip())
+    if not match:
+        return None
+    version, trace_id, parent_id, _flags = match.groups()
+    if version == "ff" or trace_id == "0" * 32 or parent_id == "0" * 16:
+        return None
+    return trace_id
+
+
+def bind(**fields):
+    """Add fields to every log line of this request, task or greenlet until `unbind(token)`;
+    fields whose value is None are left out."""
+    return _context.set({**_context.get(), **{k: v for k, v in fields.items() if v is not None}})
+
+
+def unbind(token) -> None:
+    _context.reset(token)
+
+
+def bound() -> dict:
+    return _context.get()
+
+
+class ContextFilter(logging.Filter):
+    """Adds the bound fields to each record (a field the call set itself wins)."""
+
+    def filter(self, record):
+        for name, value in _context.get().items():
+            if not hasattr(record, name):
+                setattr(record, name, value)
+        return True
+
+
+def timestamp(created: float) -> str:
+    """`2026-11-23T19:35:01.123Z`: UTC, milliseconds."""
+    return datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message and any `extra` fields."""
+    """One JSON object per line: time (UTC, milliseconds), level, logger, message and any
+    `extra` or bound fields."""
 
     def format(self, record):
         entry = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "time": timestamp(record.created),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),

@@ -23,20 +23,28 @@ IDEMPOTENCY_KEY = OpenApiParameter(
 class IdempotentCreate:
     """A mixin of `core.api.views.ApiView` subclasses whose POST creates a resource."""
 
-    def create_idempotently(self, request, operation: str, create: Callable[[dict], dict]) -> Response:
-        """201 with `create(body)`, at most once per `Idempotency-Key` (when the request has
-        one) in 24 hours; a replay carries `Idempotent-Replayed: true`."""
+    body_methods = ("post",)
+
+    def create_idempotently(self, request, operation: str, validate: Callable[[dict], Callable[[], dict]]) -> Response:
+        """201 with what the create answers, at most once per `Idempotency-Key` (when the
+        request has one) in 24 hours; a replay carries `Idempotent-Replayed: true`.
+
+        `validate(body)` checks the body (raising the validation error) and returns the
+        create: a call of one service that answers the response body. Only that call runs in
+        the idempotency transaction; a bad body is refused before any record is read or
+        written (on SQLite, without holding the write lock)."""
         key = request.headers.get("Idempotency-Key")
         if key is not None and not idempotency.valid_key(key):
             raise errors.ValidationFailed(
                 f"Idempotency-Key: must be 1-{idempotency.MAX_KEY_LENGTH} printable ASCII characters without spaces"
             )
         body = self.json_body(request)
+        create = validate(body)
         if key is None:
-            return Response(create(body), status=201)
+            return Response(create(), status=201)
         try:
             status, data, replayed = idempotency.run(
-                space=request.auth.space, key=key, operation=operation, body=body, create=lambda: (201, create(body))
+                space=request.auth.space, key=key, operation=operation, body=body, create=lambda: (201, create())
             )
         except idempotency.KeyReused as exc:
             raise errors.ValidationFailed(str(exc))

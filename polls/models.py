@@ -124,3 +124,38 @@ class Vote(models.Model):
 
     def __str__(self):
         return f"{self.type}"
+
+
+class Tally(models.Model):
+    """How many votes of one type an option holds, so that results read one row per option
+    and type instead of counting every vote. Kept by the response services in the same
+    transaction as every change of votes (docs/lifecycle.md, "Tallies"); removing an option
+    removes its tallies with its votes. `manage.py polls recount` rebuilds them from the votes."""
+
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="+")
+    option = models.ForeignKey(Option, on_delete=models.CASCADE, related_name="+")
+    type = models.CharField(max_length=32)
+    count = models.IntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint("option", "type", name="tally_unique")]
+
+    def __str__(self):
+        return f"{self.type}: {self.count}"
+
+
+class Comment(models.Model):
+    """A comment left on the invite page (when the poll's `disableComments` is false)."""
+
+    id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="comments")
+    name = models.CharField(max_length=255)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["poll", "created_at", "id"], name="comment_poll_order")]
+
+    def __str__(self):
+        return f"{self.name}: {self.text[:40]}"

@@ -19,24 +19,23 @@ from core.api.fields import (
     StrictSerializer,
 )
 from core.formats import DATE_TIME_PATTERN, EMAIL_MAX_LENGTH, parse_date_time, parse_email
-from polls.generators import WEEKDAYS, matching_days
+from polls.generators import WEEKDAYS, Generator
 from polls.models import Poll
 from polls.rules import (
     DESCRIPTION_MAX_LENGTH,
     LOCATION_MAX_LENGTH,
     MAX_DURATION,
+    MAX_GENERATORS,
     MIN_DURATION,
     SETTINGS,
     TITLE_MAX_LENGTH,
     TimeSlot,
-    as_generator,
+    generator_fit_problems,
+    generator_range_problems,
     max_length,
     setting_default,
 )
 from polls.timezones import InvalidTimeZone, canonical_time_zone
-
-MAX_GENERATORS = 10
-MAX_GENERATOR_DAYS = 365
 
 # --- Input fields ------------------------------------------------------------------------
 
@@ -133,19 +132,17 @@ class GeneratorInput(StrictSerializer):
         return fields
 
     def validate(self, attrs):
-        errors = {}
-        start, end = attrs["startDate"], attrs["endDate"]
-        if end < start:
-            errors["endDate"] = "must not be before startDate"
-        elif (end - start).days > MAX_GENERATOR_DAYS - 1:
-            errors["endDate"] = f"the range must be fewer than {MAX_GENERATOR_DAYS + 1} days"
+        problems = generator_range_problems(
+            start_date=attrs["startDate"], end_date=attrs["endDate"], start=attrs["from"], end=attrs["to"]
+        )
+        errors = {"endDate": problems["endDate"]} if "endDate" in problems else {}
         days = attrs.get("days")
         if days:
             for index, name in enumerate(days):
                 if name in days[:index]:
                     errors[f"days[{index}]"] = "repeated"
-        if attrs["to"] <= attrs["from"]:
-            errors["to"] = "must be later than from"
+        if "to" in problems:
+            errors["to"] = problems["to"]
         if errors:
             raise serializers.ValidationError(errors)
         attrs["days"] = tuple(days or WEEKDAYS)
@@ -201,12 +198,8 @@ class TimePollInput(PollInputBase):
                 errors["duration"] = f"required because options[{first}] has no duration"
         elif generators:
             for index, item in enumerate(generators):
-                window = _minutes(item["to"]) - _minutes(item["from"])
-                if window < duration:
-                    errors[f"generators[{index}].to"] = f"the daily window ({window} min) is shorter than duration ({duration} min)"
-                generator = as_generator(item, duration)
-                if next(matching_days(generator), None) is None:
-                    errors[f"generators[{index}].days"] = "the date range contains none of these days"
+                for field, problem in generator_fit_problems(as_generator(item, duration), duration).items():
+                    errors[f"generators[{index}].{field}"] = problem
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
@@ -223,8 +216,16 @@ class UnknownKindPollInput(PollInputBase):
     duration = serializers.JSONField(required=False)
 
 
-def _minutes(clock) -> int:
-    return clock.hour * 60 + clock.minute
+def as_generator(item: dict, duration: int) -> Generator:
+    """A valid generator of the API (camelCase, `from`/`to`, `interval` optional) as the domain's."""
+    return Generator(
+        start_date=item["startDate"],
+        end_date=item["endDate"],
+        days=item["days"],
+        start=item["from"],
+        end=item["to"],
+        interval=item.get("interval") or duration,
+    )
 
 
 def poll_input_serializer(data) -> StrictSerializer:

@@ -1,21 +1,18 @@
+from django.db import connection
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework.response import Response
 
-from core.api import errors
+from core.api import shapes
 from core.api.fields import StrictChoiceField
 from core.api.paging import PAGE_PARAMETERS, PageQuery, page_query
-from core.api.schema import DeletedSerializer, envelope
 from core.api.views import ApiView
 from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
-from polls import selectors, services
+from polls import encoding, examples, presenters, selectors, services
 from polls.models import Poll
-from polls.schema import ParticipantSerializer, PollSerializer, ResultsSerializer
+from polls.rules import ParticipantNotFound, PollNotFound
 from polls.serializers import DatePollInput, TimePollInput, create_poll_arguments, poll_input_serializer
-
-PollResponse = envelope("PollResponse", PollSerializer)
-PollListResponse = envelope("PollListResponse", PollSerializer, many=True, paginated=True)
-DeletedResponse = envelope("DeletedResponse", DeletedSerializer)
 
 POLL_ID = OpenApiParameter("pollId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Poll id.")
 
@@ -59,67 +56,85 @@ class PollCollectionView(IdempotentCreate, ApiView):
             OpenApiParameter("status", str, enum=Poll.Status.values, description="Only polls with this status."),
             *PAGE_PARAMETERS,
         ],
-        responses={200: PollListResponse},
+        responses={200: presenters.POLL_LIST},
+        examples=examples.PAGE,
     )
     def get(self, request):
         params = page_query(request, PollListQuery)
         polls, next_cursor = selectors.list_polls(
             request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor")
         )
-        return Response({"data": polls, "nextCursor": next_cursor})
+        return Response({"data": [presenters.poll(poll) for poll in polls], "nextCursor": next_cursor})
 
     @extend_schema(
         operation_id="createPoll",
         summary="Create a poll",
+        description="Creates a date poll (`kind: date`, calendar days) or a time poll (`kind: time`, slots with a "
+        "start and a duration) in the key's space, open for responses, and answers it with its option ids, "
+        "`adminUrl` (for the organizer) and `inviteUrl` (to share with participants). Time options come from "
+        "`options`, from `generators` (slots repeated over a date range) or both; the rules are in the "
+        "introduction under *Creating polls*. Emits `poll.created`. Send an `Idempotency-Key` to retry safely.",
         request=PolymorphicProxySerializer(
             component_name="PollCreate",
             serializers={"date": DatePollInput, "time": TimePollInput},
             resource_type_field_name="kind",
         ),
         parameters=[IDEMPOTENCY_KEY],
-        responses={201: PollResponse},
-        examples=CREATE_EXAMPLES,
+        responses={201: presenters.POLL},
+        examples=CREATE_EXAMPLES + examples.CREATED,
     )
     def post(self, request):
-        def create(body: dict) -> dict:
+        def validate(body: dict):
             serializer = poll_input_serializer(body)
             serializer.is_valid(raise_exception=True)
-            poll, options = services.create_poll(space=request.auth.space, **create_poll_arguments(serializer.validated_data))
-            return {"data": selectors.poll_dict(poll, options)}
+            arguments = create_poll_arguments(serializer.validated_data)
 
-        return self.create_idempotently(request, "createPoll", create)
+            def create() -> dict:
+                poll, options = services.create_poll(space=request.auth.space, **arguments)
+                return {"data": presenters.poll(poll, options)}
+
+            return create
+
+        return self.create_idempotently(request, "createPoll", validate)
 
 
 class PollDetailView(ApiView):
-    @extend_schema(operation_id="getPoll", summary="Get a poll", parameters=[POLL_ID], responses={200: PollResponse})
+    @extend_schema(
+        operation_id="getPoll",
+        summary="Get a poll",
+        description="The poll with its settings, organizer, options (sorted: dates, or start times then "
+        "durations) and `participantCount`. `POLL_NOT_FOUND` when it does not exist, was deleted or belongs to "
+        "another space. Meant to be called after a `poll.*` event, whose `data` carries the poll id.",
+        parameters=[POLL_ID],
+        responses={200: presenters.POLL},
+        examples=examples.ONE,
+    )
     def get(self, request, pollId):
-        return Response({"data": selectors.poll_dict(_get_poll(request, pollId))})
+        return Response({"data": presenters.poll(_get_poll(request, pollId))})
 
     @extend_schema(
         operation_id="deletePoll",
         summary="Delete a poll",
-        description="Deletes the poll; later reads give `POLL_NOT_FOUND`. Emits `poll.deleted`.",
+        description="Deletes the poll with its responses; later reads give `POLL_NOT_FOUND` and its invite "
+        "link stops working. Emits `poll.deleted`. Deleting it again is `POLL_NOT_FOUND`.",
         parameters=[POLL_ID],
-        responses={200: DeletedResponse},
+        responses={200: presenters.DELETED},
+        examples=examples.DELETED,
     )
     def delete(self, request, pollId):
         poll = _get_poll(request, pollId)
         services.delete_poll(poll=poll)
-        return Response({"data": {"id": poll.id, "deleted": True}})
+        return Response({"data": shapes.deleted(poll.id)})
 
 
 def _get_poll(request, poll_id: str) -> Poll:
     poll = selectors.get_poll(request.auth.space, poll_id)
     if poll is None:
-        raise errors.PollNotFound()
+        raise PollNotFound()
     return poll
 
 
 # --- Results and participants --------------------------------------------------------------
-
-ResultsResponse = envelope("ResultsResponse", ResultsSerializer)
-ParticipantListResponse = envelope("ParticipantListResponse", ParticipantSerializer, many=True)
-ParticipantResponse = envelope("ParticipantResponse", ParticipantSerializer)
 
 PARTICIPANT_ID = OpenApiParameter("participantId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Participant id.")
 
@@ -131,10 +146,11 @@ class PollResultsView(ApiView):
         description="Counts per option, without individual participant data. `votes` is dense and `score` is "
         "an opaque ranking number; `isTopChoice` and `highScore` identify the leading options.",
         parameters=[POLL_ID],
-        responses={200: ResultsResponse},
+        responses={200: presenters.RESULTS},
+        examples=examples.RESULTS_EXAMPLES,
     )
     def get(self, request, pollId):
-        return Response({"data": selectors.poll_results(_get_poll(request, pollId))})
+        return Response({"data": presenters.results(selectors.poll_results(_get_poll(request, pollId)))})
 
 
 class ParticipantCollectionView(ApiView):
@@ -144,10 +160,20 @@ class ParticipantCollectionView(ApiView):
         description="Every participant in one response (no pagination), oldest response first, each with the "
         "times they can make (`yes`: no modifiers; `ifNeedBe`: the `ifNeedBe` modifier).",
         parameters=[POLL_ID],
-        responses={200: ParticipantListResponse},
+        responses={200: presenters.PARTICIPANT_LIST},
+        examples=examples.PARTICIPANTS,
     )
     def get(self, request, pollId):
-        return Response({"data": selectors.poll_participants(_get_poll(request, pollId))})
+        poll = _get_poll(request, pollId)
+        rows = selectors.participant_rows(poll)
+        body = encoding.participants_json(poll, rows)
+        if len(rows) <= encoding.CHUNK:
+            return HttpResponse(b"".join(body), content_type="application/json")
+        # Streamed, a chunk of participants at a time. The rows are read: the connection goes
+        # back (to its pool) now, not after the last byte reached a slow client.
+        if not connection.in_atomic_block:
+            connection.close()
+        return StreamingHttpResponse(body, content_type="application/json")
 
 
 class ParticipantDetailView(ApiView):
@@ -157,10 +183,11 @@ class ParticipantDetailView(ApiView):
         description="`POLL_NOT_FOUND` when the poll does not exist; `PARTICIPANT_NOT_FOUND` when the participant "
         "does not exist, was deleted or belongs to another poll. Meant to be called after a `poll.participant.*` event.",
         parameters=[POLL_ID, PARTICIPANT_ID],
-        responses={200: ParticipantResponse},
+        responses={200: presenters.PARTICIPANT},
+        examples=examples.ONE_PARTICIPANT,
     )
     def get(self, request, pollId, participantId):
         participant = selectors.poll_participant(_get_poll(request, pollId), participantId)
         if participant is None:
-            raise errors.ParticipantNotFound()
-        return Response({"data": participant})
+            raise ParticipantNotFound()
+        return Response({"data": presenters.participant(participant)})

@@ -1,4 +1,4 @@
-"""Per-space rate limiting: the one entry point the API base view calls (`consume`).
+"""Per-space rate limiting: the one entry point (`consume`), which the API's throttle calls.
 
 Two fixed windows per space (`RATELIMIT_PER_MINUTE` per minute, `RATELIMIT_PER_DAY` per
 day, or the space's `LimitOverride`), shared by every key and endpoint of the space, checked
@@ -7,35 +7,35 @@ uses up no quota. The store unreachable: fail closed.
 """
 
 import time
+from dataclasses import dataclass
 
-from django.conf import settings
-
-from core.api import errors
 from ratelimit import windows
 from ratelimit.stores import StoreUnavailable, get_store
+
+__all__ = ["Decision", "StoreUnavailable", "consume", "now_ms"]
 
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def consume(space) -> dict[str, str]:
-    """Count one request of `space`; return the RateLimit-* headers for the response.
+@dataclass(frozen=True)
+class Decision:
+    """One request counted (or refused): the RateLimit-* headers of the answer, and when
+    refused, the whole seconds until the exhausted window resets."""
 
-    Raises `RateLimitExceeded` (429, with Retry-After and the RateLimit-* headers) when a
-    window is exhausted, `ServiceUnavailable` (503, Retry-After only) when the store fails."""
+    allowed: bool
+    headers: dict[str, str]
+    retry_after: int | None = None
+
+
+def consume(space) -> Decision:
+    """Count one request of `space` (a refused one counts nothing). Raises `StoreUnavailable`
+    when the store fails: the caller fails closed. No HTTP here: the API's throttle
+    (ratelimit.throttling) answers 429 or 503."""
     now = now_ms()
-    try:
-        outcome = get_store().hit(space.pk, now)
-    except StoreUnavailable:
-        raise errors.ServiceUnavailable(
-            "The rate-limit service is unavailable; try again later.",
-            headers={"Retry-After": str(settings.RATELIMIT_UNAVAILABLE_RETRY_AFTER)},
-        )
+    outcome = get_store().hit(space.pk, now)
     headers = windows.headers(outcome, now)
     if not outcome.allowed:
-        raise errors.RateLimitExceeded(
-            "Rate limit exceeded for this space; see Retry-After.",
-            headers={"Retry-After": str(windows.retry_after(outcome, now)), **headers},
-        )
-    return headers
+        return Decision(False, headers, windows.retry_after(outcome, now))
+    return Decision(True, headers)

@@ -45,3 +45,20 @@ class Counter(models.Model):
 
     def __str__(self):
         return f"Counters of {self.space_id}"
+
+
+class KeyCounter(models.Model):
+    """The embedded store's counters of keys that are not spaces (`ratelimit.keyed`: a client
+    address, a poll): the same two windows as `Counter`, the limits given by the caller."""
+
+    key = models.CharField(primary_key=True, max_length=200)
+    last_counted = models.BooleanField(default=True)
+    minute_limit = models.PositiveIntegerField()
+    minute_start = models.BigIntegerField()
+    minute_count = models.PositiveIntegerField()
+    day_limit = models.PositiveIntegerField()
+    day_start = models.BigIntegerField(db_index=True)
+    day_count = models.PositiveIntegerField()
+
+    def __str__(self):
+        return f"Counters of {self.key}"

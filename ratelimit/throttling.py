@@ -2,14 +2,37 @@
 so DRF's own order of checks is the contract's: authentication (400/401), permissions
 (403 SPACE_NOT_PRO), then this (429/503)."""
 
+from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
-from ratelimit.limiter import consume
+from core import metrics
+from core.api import errors
+from ratelimit.limiter import StoreUnavailable, consume
 
 
 class SpaceRateThrottle(BaseThrottle):
     def allow_request(self, request, view) -> bool:
-        # consume() raises the 429 or 503 envelope itself, with its headers; on success its
-        # RateLimit-* headers go on the response (core.api.views.ApiView.finalize_response).
-        request.ratelimit_headers = consume(request.auth.space)
+        # A refusal is the 429 or 503 envelope with its headers; on success the RateLimit-*
+        # headers go on the response (core.api.views.ApiView.finalize_response).
+        request.ratelimit_headers = check(request.auth.space)
         return True
+
+
+def check(space) -> dict[str, str]:
+    """Count one API request of `space`; its RateLimit-* headers. Raises `RateLimitExceeded`
+    (429, with Retry-After and the RateLimit-* headers) when a window is exhausted,
+    `ServiceUnavailable` (503, Retry-After only) when the store fails."""
+    try:
+        decision = consume(space)
+    except StoreUnavailable:
+        metrics.ratelimit_store_failed()
+        raise errors.ServiceUnavailable(
+            "The rate-limit service is unavailable; try again later.",
+            headers={"Retry-After": str(settings.RATELIMIT_UNAVAILABLE_RETRY_AFTER)},
+        ) from None
+    if not decision.allowed:
+        raise errors.RateLimitExceeded(
+            "Rate limit exceeded for this space; see Retry-After.",
+            headers={"Retry-After": str(decision.retry_after), **decision.headers},
+        )
+    return decision.headers

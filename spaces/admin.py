@@ -13,7 +13,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.html import format_html
 
-from core.backoffice import adopt, report
+from core.backoffice import ServiceForm, ServiceFormAdmin, adopt, clipped, report, short_time
 from core.errors import ServiceError
 from spaces import selectors, services
 from spaces.models import ApiKey, Membership, Space, Subscription, User
@@ -60,6 +60,7 @@ class UserAdmin(admin.ModelAdmin):
         users = list(queryset)
         for user in users:
             services.set_banned(user=user, banned=banned)
+            self.log_change(request, user, "Banned" if banned else "Unbanned")  # the user's History page
         report(request, len(users), "user(s) banned" if banned else "user(s) unbanned")
 
 
@@ -101,11 +102,12 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Space)
-class SpaceAdmin(admin.ModelAdmin):
+class SpaceAdmin(ServiceFormAdmin, admin.ModelAdmin):
     list_display = ["name", "id", "owner", "is_pro", "member_count", "active_key_count", "created_at"]
     list_filter = ["subscription__is_active"]
     list_select_related = ["owner", "subscription"]
     search_fields = ["name", "id", "owner__email"]
+    ordering = ["name", "id"]
     autocomplete_fields = ["owner"]
     inlines = [SubscriptionInline, MembershipInline]
 
@@ -176,7 +178,7 @@ class SpaceAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(ServiceFormAdmin, admin.ModelAdmin):
     """A membership is added or removed, never edited; the owner's cannot be removed."""
 
     list_display = ["user", "space", "is_owner", "created_at"]
@@ -225,7 +227,7 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 @admin.register(Subscription)
-class SubscriptionAdmin(admin.ModelAdmin):
+class SubscriptionAdmin(ServiceFormAdmin, admin.ModelAdmin):
     list_display = ["space", "is_active", "updated_at"]
     list_filter = ["is_active"]
     list_select_related = ["space"]
@@ -257,15 +259,17 @@ class SubscriptionAdmin(admin.ModelAdmin):
         subscriptions = list(queryset.select_related("space"))
         for subscription in subscriptions:
             services.set_plan(space=subscription.space, pro=pro)
+            self.log_change(request, subscription, "Activated Pro" if pro else "Deactivated Pro")
         report(request, len(subscriptions), "subscription(s) activated" if pro else "subscription(s) deactivated")
 
 
 # --- API keys --------------------------------------------------------------------------
 
 
-class ApiKeyAddForm(forms.ModelForm):
-    """Asks for space, name and expiry; `services.create_key` makes the key while the form
-    validates, so that the 10-key limit and the expiry rule show as form errors."""
+class ApiKeyAddForm(ServiceForm):
+    """Asks for space, name and expiry; `services.create_key` makes the key when the admin
+    saves (core.backoffice.ServiceFormAdmin), so that the 10-key limit and the expiry rule
+    show as form errors."""
 
     class Meta:
         model = ApiKey
@@ -273,35 +277,29 @@ class ApiKeyAddForm(forms.ModelForm):
 
     raw_key: str | None = None
 
-    def clean(self):
-        cleaned = super().clean()
-        if not self.errors:
-            try:
-                self.instance, self.raw_key = services.create_key(
-                    space=cleaned["space"], name=cleaned.get("name") or "", expires_at=cleaned.get("expires_at")
-                )
-            except ServiceError as exc:
-                raise ValidationError(str(exc))
-        return cleaned
+    def save_through_service(self):
+        key, self.raw_key = services.create_key(
+            space=self.cleaned_data["space"], name=self.cleaned_data.get("name") or "",
+            expires_at=self.cleaned_data.get("expires_at"),
+        )
+        return key
 
 
-class ApiKeyChangeForm(forms.ModelForm):
+class ApiKeyChangeForm(ServiceForm):
     """Only the name and the expiry change, through `services.update_key`."""
 
     class Meta:
         model = ApiKey
         fields = ["name", "expires_at"]
 
-    def clean(self):
-        cleaned = super().clean()
-        if not self.errors and self.has_changed():
-            try:
-                services.update_key(
-                    key=self.instance, name=cleaned.get("name") or "", expires_at=cleaned.get("expires_at")
-                )
-            except ServiceError as exc:
-                raise ValidationError(str(exc))
-        return cleaned
+    def save_through_service(self):
+        if not self.has_changed():
+            return self.instance
+        # The stored row: the form has already copied the new values onto its instance.
+        return services.update_key(
+            key=ApiKey.objects.get(pk=self.instance.pk), name=self.cleaned_data.get("name") or "",
+            expires_at=self.cleaned_data.get("expires_at"),
+        )
 
 
 class KeyStateFilter(admin.SimpleListFilter):
@@ -318,13 +316,12 @@ class KeyStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(ServiceFormAdmin, admin.ModelAdmin):
     """Keys are shown by prefix only; the key itself appears once, right after it is
     created. Keys are revoked, never deleted. The hash and salt are never shown."""
 
-    list_display = [
-        "display_prefix", "name", "space", "state", "is_active", "created_at", "last_used_at", "expires_at", "revoked_at",
-    ]
+    # At 1280 pixels the whole row fits; the full times are on the key's page.
+    list_display = ["display_prefix", "key_name", "space_name", "state", "created", "last_used", "expires"]
     list_filter = [KeyStateFilter]
     list_select_related = ["space"]
     search_fields = ["prefix", "name", "id", "space__name", "space__id"]
@@ -359,12 +356,28 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def state(self, key):
         return selectors.key_state(key, timezone.now())
 
-    @admin.display(boolean=True, description="Active")
-    def is_active(self, key):
-        return key.is_active_at(timezone.now())
+    @admin.display(description="Name", ordering="name")
+    def key_name(self, key):
+        return clipped(key.name, 30)
+
+    @admin.display(description="Space", ordering="space__name")
+    def space_name(self, key):
+        return clipped(key.space.name, 30)
+
+    @admin.display(description="Created", ordering="created_at")
+    def created(self, key):
+        return short_time(key.created_at)
+
+    @admin.display(description="Last used", ordering="last_used_at")
+    def last_used(self, key):
+        return short_time(key.last_used_at)
+
+    @admin.display(description="Expires", ordering="expires_at")
+    def expires(self, key):
+        return short_time(key.expires_at)
 
     def save_model(self, request, obj, form, change):
-        # The form's service call has saved the key already.
+        super().save_model(request, obj, form, change)  # the service call (may refuse)
         if not change:
             messages.warning(
                 request,
@@ -379,4 +392,5 @@ class ApiKeyAdmin(admin.ModelAdmin):
         keys = list(queryset.filter(revoked_at__isnull=True))
         for key in keys:
             services.revoke_key(key=key)
+            self.log_change(request, key, "Revoked")
         report(request, len(keys), "key(s) revoked")

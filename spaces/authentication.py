@@ -4,12 +4,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
 from core.api import errors
 from spaces.keys import key_matches, prefix_of
 from spaces.models import ApiKey, Space
+from spaces.queries import key_by_prefix
 
 CHALLENGE = 'Bearer realm="api"'
 INVALID_TOKEN_CHALLENGE = 'Bearer realm="api", error="invalid_token"'
@@ -61,11 +63,7 @@ def authenticate_key(raw: str) -> ApiKey | None:
     prefix = prefix_of(raw)
     if prefix is None:
         return None
-    key = (
-        ApiKey.objects.select_related("space__owner", "space__subscription", "created_by")
-        .filter(prefix=prefix)
-        .first()
-    )
+    key = key_by_prefix(prefix)
     now = timezone.now()
     if (
         key is None
@@ -79,3 +77,18 @@ def authenticate_key(raw: str) -> ApiKey | None:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
     return key
+
+
+class BearerKeyScheme(OpenApiAuthenticationExtension):
+    """How the OpenAPI document describes `ApiKeyAuthentication`."""
+
+    target_class = ApiKeyAuthentication
+    name = "apiKey"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "bearerFormat": "sk_<8 chars>_<32 chars>",
+            "description": "An API key of the space: `Authorization: Bearer <API key>`.",
+        }

@@ -2,9 +2,10 @@
 
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
-from spaces.models import ApiKey, Space, User
+from spaces.models import ApiKey, Membership, Space, User
 
 
 def get_space(space_id: str) -> Space | None:
@@ -46,3 +47,42 @@ def keys_in_state(keys: QuerySet[ApiKey], state: str, now: datetime) -> QuerySet
     if state == "expired":
         return live.filter(expires_at__lte=now)
     return live.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+
+# --- Operator listings ----------------------------------------------------------------------
+
+
+def list_spaces(*, plan: str | None = None, name_contains: str | None = None, limit: int = 100) -> list[Space]:
+    """Spaces by name, each with its owner, subscription and counts of members and active
+    keys (`member_count`, `active_key_count`): one query whatever the number. `plan`:
+    `pro` (an active subscription) or `free`."""
+    now = timezone.now()
+    spaces = Space.objects.select_related("owner", "subscription").annotate(
+        member_count=Count("memberships", distinct=True),
+        active_key_count=Count("api_keys", distinct=True, filter=Q(api_keys__revoked_at__isnull=True)
+                               & (Q(api_keys__expires_at__isnull=True) | Q(api_keys__expires_at__gt=now))),
+    ).order_by("name", "id")
+    if plan == "pro":
+        spaces = spaces.filter(subscription__is_active=True)
+    elif plan == "free":
+        spaces = spaces.exclude(subscription__is_active=True)
+    if name_contains:
+        spaces = spaces.filter(name__icontains=name_contains)
+    return list(spaces[:limit])
+
+
+def space_members(space: Space) -> QuerySet[Membership]:
+    """The space's memberships with their users, oldest first."""
+    return Membership.objects.filter(space=space).select_related("user").order_by("created_at", "id")
+
+
+def list_users(*, banned: bool | None = None, email_contains: str | None = None, limit: int = 100) -> list[User]:
+    """Users by e-mail address, each with `owned_count` and `member_count` (spaces): one query."""
+    users = User.objects.annotate(
+        owned_count=Count("owned_spaces", distinct=True), member_count=Count("memberships", distinct=True)
+    ).order_by("email", "id")
+    if banned is not None:
+        users = users.filter(is_banned=banned)
+    if email_contains:
+        users = users.filter(email__icontains=email_contains)
+    return list(users[:limit])

@@ -107,15 +107,20 @@ def _work(threads: int, repeat: int, request: dict) -> None:
         finally:
             connection.close()
 
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    for worker in workers:
-        worker.start()
+    start_when_told([threading.Thread(target=work) for _ in range(threads)], go)
+    print(json.dumps(results), flush=True)
+
+
+def start_when_told(threads: list[threading.Thread], go: threading.Barrier) -> None:
+    """The worker process's side of `release_together`: start `threads` (each waits on `go`),
+    print `ready`, and when told, release them at once and wait for them to finish."""
+    for thread in threads:
+        thread.start()
     print("ready", flush=True)
     sys.stdin.readline()
     go.wait()
-    for worker in workers:
-        worker.join()
-    print(json.dumps(results), flush=True)
+    for thread in threads:
+        thread.join()
 
 
 if __name__ == "__main__":

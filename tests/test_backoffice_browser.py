@@ -4,83 +4,26 @@ by Playwright), against the service started the README's way (`bin/serve`).
 Needs /usr/bin/chromium (or CHROMIUM=/path): without it these tests are deselected with a
 note, or fail under CI (conftest.py)."""
 
-import json
-import os
 import re
-import signal
-import socket
 import subprocess
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, api, serve
+
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-# Flags for a root user on a machine without a display or outside network.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 PASSWORD = "browser-test-password"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """bin/serve on a free port with a database of its own, a staff login, and the demo
-    key it printed. Stopped (its whole process group) at the end."""
-    port = free_port()
-    folder = tmp_path_factory.mktemp("backoffice")
-    env = {key: value for key, value in os.environ.items()
-           if key not in ("REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "APP_URL", "CDN_URL")}
-    env.update(PORT=str(port), HOST="127.0.0.1", DATABASE_URL=f"sqlite:///{folder / 'db.sqlite3'}",
-               WEBHOOKS_ALLOW_PRIVATE_URLS="true", LOG_LEVEL="WARNING", WEB_CONCURRENCY="1")
-    log = open(folder / "serve.log", "w+")
-    process = subprocess.Popen(["bin/serve"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                               start_new_session=True)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while True:
-            assert process.poll() is None, open(folder / "serve.log").read()
-            try:
-                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "bin/serve did not become ready"
-            time.sleep(0.5)
-        key = re.search(r"\b(sk_[A-Za-z0-9_-]+)", (folder / "serve.log").read_text()).group(1)
+    """bin/serve with a staff login, and the demo key it printed."""
+    with serve(tmp_path_factory.mktemp("backoffice")) as (base, key, env):
         subprocess.run([".venv/bin/python", "manage.py", "createsuperuser", "--noinput", "--username", "staff",
                         "--email", "staff@example.com"], cwd=ROOT, check=True, capture_output=True,
                        env={**env, "DJANGO_SUPERUSER_PASSWORD": PASSWORD})
         yield base, key
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
-
-
-def api(base: str, key: str, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-    request = urllib.request.Request(f"{base}{path}", method=method, data=json.dumps(body).encode() if body else None,
-                                     headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read())
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from ratelimit.models import Counter
 pytestmark = [pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parents[1]
-REQUEST_DEADLINE, CONNECT_TIMEOUT, LOCK_TIMEOUT_MS = 3, 2, 2000
+REQUEST_DEADLINE, CONNECT_TIMEOUT, LOCK_TIMEOUT_MS, CHECK_IDLE = 3, 2, 2000, 1.0
 
 
 class Proxy:
@@ -41,6 +41,7 @@ class Proxy:
         self.flowing.set()
         self.stopped = False
         self.sockets: list[socket.socket] = []
+        self.silent: set[socket.socket] = set()
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -69,7 +70,8 @@ class Proxy:
                 while not self.flowing.wait(0.2):
                     if self.stopped:
                         return
-                sink.sendall(data)
+                if source not in self.silent:
+                    sink.sendall(data)
         except OSError:
             pass
         finally:
@@ -81,6 +83,12 @@ class Proxy:
 
     def freeze(self):
         self.flowing.clear()
+
+    def drop_silently(self):
+        """The connections open now lose every byte from either side, without a FIN or a
+        RST (a failover, a firewall that forgot them); new connections work."""
+        with self.lock:
+            self.silent.update(self.sockets)
 
     def stop(self):
         self.stopped = True
@@ -125,6 +133,7 @@ def service(make_space):
         HOST="127.0.0.1", PORT=str(port), WEB_CONCURRENCY="1", LOG_LEVEL="ERROR",
         DB_REQUEST_TIMEOUT=str(REQUEST_DEADLINE), DB_CONNECT_TIMEOUT=str(CONNECT_TIMEOUT),
         DB_LOCK_TIMEOUT_MS=str(LOCK_TIMEOUT_MS), RATELIMIT_PER_MINUTE="100000", RATELIMIT_PER_DAY="100000",
+        DB_POOL_CHECK_IDLE_SECONDS=str(CHECK_IDLE),
     )
     process = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.py", "config.wsgi"],
                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -246,3 +255,67 @@ def test_a_locked_counter_row_gives_503_within_the_lock_timeout(service):
         # The counter's store (the database here) failed: the rate limiter's own 503.
         assert_unavailable(get(port, "/v1/polls", key), within=LOCK_TIMEOUT_MS / 1000 + 4, retry_after="60")
     assert get(port, "/v1/polls", key)[0] == 200
+
+
+def test_the_service_is_back_within_a_second_of_the_database(service):
+    """After an outage long enough for a doubling back-off to reach 8 s (1+2+4 s of failed
+    attempts), the first request after the database is ready succeeds within about a
+    second (the pool retries every 0.25 s; the margin is for a loaded machine)."""
+    proxy, port, key, _ = service
+    assert get(port, "/v1/polls", key)[0] == 200
+    proxy.stop()
+    outage_ends = time.monotonic() + 8
+    while time.monotonic() < outage_ends:  # requests keep the pool trying to reconnect
+        assert get(port, "/v1/polls", key)[0] == 503
+        time.sleep(0.2)
+    proxy.restore()
+    ready = time.monotonic()
+    while get(port, "/v1/polls", key)[0] != 200:
+        assert time.monotonic() - ready < 2.5, "still failing 2.5 s after the database was back"
+        time.sleep(0.05)
+    recovered = time.monotonic() - ready
+    assert recovered < 2.5, recovered
+    # ... and stays back: no dead connection is lent afterwards.
+    assert [get(port, "/v1/polls", key)[0] for _ in range(20)] == [200] * 20
+
+
+def test_connections_cut_at_a_deadline_never_fail_a_later_request(service):
+    """A frozen server: the requests' connections are cut at their deadline. Once it
+    answers again every request succeeds: no cut connection went back to the pool."""
+    proxy, port, key, _ = service
+    with ThreadPoolExecutor(4) as pool:  # several pooled connections
+        assert {answer[0] for answer in pool.map(lambda _: get(port, "/v1/polls", key), range(8))} == {200}
+    proxy.freeze()
+    with ThreadPoolExecutor(4) as pool:
+        for answer in pool.map(lambda _: get(port, "/v1/polls", key), range(4)):
+            assert_unavailable(answer, within=max(REQUEST_DEADLINE, CONNECT_TIMEOUT + 2) + 4)
+    proxy.flowing.set()  # the server answers again; the cut connections stay cut
+    assert recovers(port, key, within=5)
+    assert [get(port, "/v1/polls", key)[0] for _ in range(30)] == [200] * 30
+
+
+def test_a_lock_held_past_the_deadline_gives_503_at_the_deadline_counted_from_arrival(service):
+    """The rate-limit counter row is locked by another session for longer than the request
+    deadline and the lock timeout together allow: 16 requests at once (4 slots, a space's 2)
+    are each answered within the deadline counted from when it was sent, not one slot's
+    turn after another."""
+    proxy, port, key, space = service
+    assert get(port, "/v1/polls", key)[0] == 200
+    with counter_row_locked(space.pk), ThreadPoolExecutor(16) as pool:
+        for status, headers, seconds in pool.map(lambda _: get(port, "/v1/polls", key), range(16)):
+            assert status == 503 and headers["retry-after"] in ("30", "60"), (status, headers)
+            assert seconds < REQUEST_DEADLINE + 4, f"answered after {seconds:.1f} s"
+    assert get(port, "/v1/polls", key)[0] == 200
+
+
+def test_a_pooled_connection_whose_peer_vanished_is_checked_and_replaced(service):
+    """The pooled connections' peer vanishes without a word while they sit idle; the
+    database itself is fine. A connection idle for DB_POOL_CHECK_IDLE_SECONDS must answer a
+    check within a second before it is lent: the next request is served on a new one,
+    instead of waiting for the dead one until its deadline and answering 503."""
+    proxy, port, key, _ = service
+    assert get(port, "/v1/polls", key)[0] == 200
+    proxy.drop_silently()
+    time.sleep(CHECK_IDLE + 0.5)
+    status, _, seconds = get(port, "/v1/polls", key)
+    assert status == 200 and seconds < REQUEST_DEADLINE, (status, seconds)

@@ -18,6 +18,7 @@ from django.test.client import RequestFactory
 
 from config.wsgi import application
 from polls.models import Poll
+from tests.webproc import read_until_closed
 
 
 def time_poll(*options, **extra):
@@ -221,13 +222,7 @@ def gunicorn(tmp_path_factory):
 def raw_exchange(port: int, request: bytes) -> tuple[int, dict, bytes]:
     with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
         connection.sendall(request)
-        received = b""
-        while chunk := connection.recv(65536):
-            received += chunk
-    head, _, body = received.partition(b"\r\n\r\n")
-    status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in header_lines)}
-    return int(status_line.split()[1]), headers, body
+        return read_until_closed(connection)
 
 
 @pytest.mark.parametrize(

@@ -184,3 +184,14 @@ def test_concurrent_duplicates_create_one_resource(make_space, tmp_path, setting
     assert sorted(results, key=lambda r: r[2] or "") == sorted(
         [[201, created.pk, None]] + [[201, created.pk, "true"]] * (processes * threads - 1), key=lambda r: r[2] or ""
     )
+
+
+@pytest.mark.parametrize("path,body", [("/v1/polls", {"title": "", "kind": "date"}), ("/v1/webhooks", {"url": 7})])
+def test_a_bad_body_is_refused_before_the_idempotency_record_is_touched(api, path, body, request_overhead,
+                                                                         django_assert_num_queries):
+    """Validation runs first, outside the idempotency transaction: a refused body reads and
+    writes no record (on SQLite it never takes the write lock)."""
+    with django_assert_num_queries(request_overhead):
+        response = post(api, path, body, "bad-body")
+    assert response.body["error"]["code"] == "VALIDATION_ERROR"
+    assert not IdempotencyRecord.objects.exists()

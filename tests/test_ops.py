@@ -21,6 +21,7 @@ from spaces import services as space_services
 from spaces.keys import KEY_LENGTH, SECRET_LENGTH
 from spaces.models import ApiKey, Space
 
+ROOT_MESSAGE = "No such route. The API is under /v1; its reference is at /docs and its OpenAPI document at /v1/openapi."
 NOT_FOUND = {"error": {"code": "NOT_FOUND", "message": "No route matches this method and path."}}
 INTERNAL_ERROR = {"error": {"code": "INTERNAL_ERROR", "message": "An unexpected error occurred."}}
 
@@ -188,7 +189,6 @@ def test_the_authorization_header_never_reaches_the_log(make_space, anon, caplog
     [
         ("GET", "/nope"),
         ("POST", "/nope"),
-        ("GET", "/"),
         ("GET", "/v1"),
         ("GET", "/v1/"),
         ("GET", "/v1/nope"),
@@ -203,14 +203,16 @@ def test_the_authorization_header_never_reaches_the_log(make_space, anon, caplog
 )
 def test_unknown_routes_and_methods_give_the_json_404(client, api, debug, caplog, method, path):
     caplog.set_level(logging.INFO, logger="service.access")
+    # `/` says where the API and its reference are (tests/test_docs.py).
+    expected = NOT_FOUND if path != "/" else {"error": {**NOT_FOUND["error"], "message": ROOT_MESSAGE}}
     for headers in ({}, {"HTTP_AUTHORIZATION": f"Bearer {api.key}"}, {"HTTP_ACCEPT": "text/html"}):
         response = client.generic(method, path, data="{}", content_type="application/json", **headers)
         assert response.status_code == 404, (method, path, headers)
         assert response["Content-Type"] == "application/json"
-        assert response.json() == NOT_FOUND
+        assert response.json() == expected
     assert [record.status for record in access_records(caplog)] == [404, 404, 404]
     # The schema-checking client agrees: no documented operation, so only the 404 envelope.
-    assert api.request(method, path).body == NOT_FOUND
+    assert api.request(method, path).body == expected
 
 
 def _crash(*args, **kwargs):

@@ -4,7 +4,7 @@ import pytest
 
 from polls import services
 from polls.models import Vote
-from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, time_poll_body
+from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, stored_vote, time_poll_body
 
 
 def results(api, poll):
@@ -62,7 +62,7 @@ def test_every_vote_with_tentative_votes_on_and_off(api, space, vote, tentative,
     poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
     participant = respond(poll, vote if vote != "ifNeedBe" or tentative else None)
     if vote == "ifNeedBe" and not tentative:
-        Vote.objects.create(participant=participant, option_id=option_ids(poll)[0], type="ifNeedBe")
+        stored_vote(participant, option_ids(poll)[0], "ifNeedBe")
     poll.allow_tentative_votes = tentative
     poll.save(update_fields=["allow_tentative_votes"])
 
@@ -104,10 +104,10 @@ def test_unknown_vote_types_of_older_data_are_counted_after_the_built_in_ones(ap
     carl = respond(poll, name="Carl")
     # Older data: types this service does not know. They follow in order of first appearance
     # reading the options in display order, by name within one option.
-    Vote.objects.create(participant=ann, option_id=second, type="alpha")
-    Vote.objects.create(participant=bob, option_id=first, type="zeta")
-    Vote.objects.create(participant=carl, option_id=first, type="omega")
-    Vote.objects.create(participant=carl, option_id=second, type="zeta")
+    stored_vote(ann, second, "alpha")
+    stored_vote(bob, first, "zeta")
+    stored_vote(carl, first, "omega")
+    stored_vote(carl, second, "zeta")
 
     data = results(api, poll)
     a, b = data["options"]

@@ -2,18 +2,18 @@
 every attempt.
 
 Every change goes through `webhooks.services`, the functions `manage.py webhooks` calls.
-Where a service may refuse (URL rules, the 5-endpoint limit), the form calls it while it
-validates, so a refusal shows as a form error. An endpoint's secret appears once, right
+Where a service may refuse (URL rules, the 5-endpoint limit), the admin calls it when it
+saves (core.backoffice.ServiceFormAdmin), so a refusal shows as a form error and nothing is
+saved. An endpoint's secret appears once, right
 after it is created.
 """
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from core.backoffice import report
+from core.backoffice import ServiceForm, ServiceFormAdmin, clipped, report, short_time
 from core.errors import ServiceError
 from webhooks import selectors, services, targets
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
@@ -52,13 +52,15 @@ class EventAdmin(ReadOnlyAdmin):
 def _event_types_field() -> forms.MultipleChoiceField:
     return forms.MultipleChoiceField(
         choices=[(name, name) for name in EVENT_TYPES], initial=list(EVENT_TYPES), widget=forms.CheckboxSelectMultiple,
+        label="Event types",
         help_text="The events sent to this endpoint (at least one).",
     )
 
 
-class EndpointAddForm(forms.ModelForm):
-    """`services.create_endpoint` makes the endpoint while the form validates, so that
-    the URL rules and the 5-endpoint limit show as form errors."""
+class EndpointAddForm(ServiceForm):
+    """`services.create_endpoint` makes the endpoint when the admin saves
+    (core.backoffice.ServiceFormAdmin), so that the URL rules and the 5-endpoint limit show
+    as form errors."""
 
     event_types = _event_types_field()
     secret: str | None = None
@@ -67,19 +69,14 @@ class EndpointAddForm(forms.ModelForm):
         model = Endpoint
         fields = ["space", "url", "event_types"]
 
-    def clean(self):
-        cleaned = super().clean()
-        if not self.errors:
-            try:
-                self.instance, self.secret = services.create_endpoint(
-                    space=cleaned["space"], url=cleaned["url"], event_types=cleaned["event_types"]
-                )
-            except ServiceError as exc:
-                raise ValidationError(str(exc))
-        return cleaned
+    def save_through_service(self):
+        endpoint, self.secret = services.create_endpoint(
+            space=self.cleaned_data["space"], url=self.cleaned_data["url"], event_types=self.cleaned_data["event_types"]
+        )
+        return endpoint
 
 
-class EndpointChangeForm(forms.ModelForm):
+class EndpointChangeForm(ServiceForm):
     """Only the URL and the subscribed types change, through `services.update_endpoint`."""
 
     event_types = _event_types_field()
@@ -88,18 +85,18 @@ class EndpointChangeForm(forms.ModelForm):
         model = Endpoint
         fields = ["url", "event_types"]
 
-    def clean(self):
-        cleaned = super().clean()
-        if not self.errors and self.has_changed():
-            try:
-                services.update_endpoint(endpoint=self.instance, url=cleaned["url"], event_types=cleaned["event_types"])
-            except ServiceError as exc:
-                raise ValidationError(str(exc))
-        return cleaned
+    def save_through_service(self):
+        if not self.has_changed():
+            return self.instance
+        # The stored row: the form has already copied the new values onto its instance.
+        return services.update_endpoint(
+            endpoint=Endpoint.objects.get(pk=self.instance.pk), url=self.cleaned_data["url"],
+            event_types=self.cleaned_data["event_types"],
+        )
 
 
 @admin.register(Endpoint)
-class EndpointAdmin(admin.ModelAdmin):
+class EndpointAdmin(ServiceFormAdmin, admin.ModelAdmin):
     """An endpoint's page lists its latest deliveries; the Deliveries page has them all,
     with every attempt. The secret is never shown again after creation."""
 
@@ -156,7 +153,7 @@ class EndpointAdmin(admin.ModelAdmin):
         )
 
     def save_model(self, request, obj, form, change):
-        # The form's service call has saved the endpoint already.
+        super().save_model(request, obj, form, change)  # the service call (may refuse)
         if not change:
             messages.warning(
                 request,
@@ -175,21 +172,20 @@ class EndpointAdmin(admin.ModelAdmin):
         for endpoint in queryset:
             services.delete_endpoint(endpoint=endpoint)
 
-    @admin.action(description="Send a test ping to the selected endpoints (now; never retried)", permissions=["change"])
+    @admin.action(description="Send a test ping to the selected endpoints (queued; never retried)", permissions=["change"])
     def send_ping(self, request, queryset):
+        # Queued, not sent here: a receiver that never answers must not hold a request slot.
         for endpoint in queryset:
-            delivery = services.send_ping(endpoint=endpoint)
-            attempt = selectors.delivery_attempts(delivery.pk).last()
-            if delivery.status == Delivery.Status.SUCCEEDED:
-                messages.success(request, f"Ping to {endpoint.url}: HTTP {attempt.status_code} in {attempt.duration_ms} ms.")
-            else:
-                messages.error(request, f"Ping to {endpoint.url} failed: {attempt.error}")
+            services.queue_ping(endpoint=endpoint)
+            self.log_change(request, endpoint, "Queued a test ping")
+            messages.success(request, f"Ping to {endpoint.url} queued; its outcome appears in the endpoint's deliveries.")
 
     @admin.action(description="Enable the selected endpoints (events from now on; nothing is replayed)", permissions=["change"])
     def enable(self, request, queryset):
         endpoints = list(queryset.filter(is_enabled=False))
         for endpoint in endpoints:
             services.enable_endpoint(endpoint=endpoint)
+            self.log_change(request, endpoint, "Enabled")
         report(request, len(endpoints), "endpoint(s) enabled")
 
     @admin.action(description="Disable the selected endpoints (pending retries are canceled)", permissions=["change"])
@@ -197,6 +193,7 @@ class EndpointAdmin(admin.ModelAdmin):
         endpoints = list(queryset.filter(is_enabled=True))
         for endpoint in endpoints:
             services.disable_endpoint(endpoint=endpoint)
+            self.log_change(request, endpoint, "Disabled")
         report(request, len(endpoints), "endpoint(s) disabled")
 
 
@@ -205,6 +202,7 @@ class EndpointAdmin(admin.ModelAdmin):
     def rotate_secret(self, request, queryset):
         for endpoint in queryset:
             endpoint, secret = services.rotate_secret(endpoint=endpoint)
+            self.log_change(request, endpoint, "Rotated the signing secret")  # never the secret itself
             messages.warning(
                 request,
                 format_html(
@@ -240,7 +238,8 @@ class AttemptInline(admin.TabularInline):
 class DeliveryAdmin(ReadOnlyAdmin):
     """Deliveries are a log: read only. "Resend" sends the event again as a new delivery."""
 
-    list_display = ["created_at", "event_type", "endpoint", "status", "attempts", "next_attempt_at", "last_error"]
+    # At 1280 pixels the whole row fits: status, attempts and the last error in view.
+    list_display = ["created", "event_type", "endpoint_url", "status", "attempts_made", "next_attempt", "error"]
     list_filter = ["status", "event__type"]
     list_select_related = ["event", "endpoint"]
     search_fields = ["id", "event__id", "endpoint__id", "endpoint__url"]
@@ -257,6 +256,26 @@ class DeliveryAdmin(ReadOnlyAdmin):
     def event_type(self, delivery):
         return delivery.event.type
 
+    @admin.display(description="Created", ordering="created_at")
+    def created(self, delivery):
+        return short_time(delivery.created_at)
+
+    @admin.display(description="Endpoint", ordering="endpoint__url")
+    def endpoint_url(self, delivery):
+        return clipped(delivery.endpoint.url, 40)
+
+    @admin.display(description="Attempts", ordering="attempts")
+    def attempts_made(self, delivery):
+        return f"{delivery.attempts}/{delivery.max_attempts}"
+
+    @admin.display(description="Next attempt", ordering="next_attempt_at")
+    def next_attempt(self, delivery):
+        return short_time(delivery.next_attempt_at) if delivery.status == Delivery.Status.PENDING else "-"
+
+    @admin.display(description="Last error")
+    def error(self, delivery):
+        return clipped(delivery.last_error, 70)
+
     @admin.display(description="Body")
     def body(self, delivery):
         return format_html("<code>{}</code>", delivery.event.body)
@@ -271,7 +290,8 @@ class DeliveryAdmin(ReadOnlyAdmin):
         done = 0
         for delivery in queryset.select_related("event", "endpoint"):
             try:
-                services.resend_delivery(delivery=delivery)
+                again = services.resend_delivery(delivery=delivery)
+                self.log_change(request, delivery, f"Resent as delivery {again.pk}")
                 done += 1
             except ServiceError as exc:
                 messages.error(request, f"{delivery.pk}: {exc}")

@@ -1,9 +1,9 @@
-"""Working off the outbox: the one owner of the wake-up path, the periodic jobs and the
-embedded dispatcher loop. The dispatch mode (`WEBHOOKS_DISPATCH`) is read here and nowhere
+"""Working off the outbox: the one owner of the wake-up path and the embedded dispatcher
+loop (the periodic jobs, `sweep` and `purge`, are in webhooks/jobs.py). The dispatch mode (`WEBHOOKS_DISPATCH`) is read here and nowhere
 else.
 
 At scale (`celery`), `work_waiting` (webhooks.signals, sent when work commits) enqueues a
-task that fans the event out and sends its deliveries; Celery beat runs `sweep`
+task that fans the event out and sends its deliveries; Celery beat runs `webhooks.jobs.sweep`
 (settings.PERIODIC_JOBS), which fans out anything missed and enqueues workers for due
 retries. Embedded, `manage.py runjobs` runs the `Dispatcher` loop beside the periodic jobs:
 the same service functions, in threads of one process; `work_waiting` wakes the loop of
@@ -13,29 +13,30 @@ up whatever a lost wake-up leaves behind.
 """
 
 import logging
-import math
+import os
 import queue
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 
 from django import db
 from django.conf import settings
-from django.utils import timezone
 
-from webhooks import selectors, services
+from webhooks import services
 
 logger = logging.getLogger("service.webhooks")
 
-# Due deliveries one `deliver_due` task is expected to work off; the sweeper enqueues one
-# task per this many, at most WEBHOOKS_SWEEP_TASKS per sweep.
-DELIVERIES_PER_TASK = 50
 # Claims the embedded dispatcher keeps in hand per sender thread (in flight or queued), so
-# that the senders never wait for the loop and the loop claims and records in batches.
-CLAIMS_PER_SENDER = 4
+# that the senders never wait for the loop and the loop claims and records in batches. On
+# SQLite, where the loop records the outcomes, it also bounds what a crash re-sends: at
+# most the attempts made and not yet recorded, so at most this many per sender.
+CLAIMS_PER_SENDER = 3
 # How often the idle embedded dispatcher on SQLite checks whether another process committed.
 CHANGE_CHECK_SECONDS = 0.01
+# How often the embedded dispatcher's loop records that it is alive (one UPDATE of one row:
+# on SQLite one short write lock every this many seconds, never one per turn of the loop).
+HEARTBEAT_SECONDS = 5.0
 
 _running: "Dispatcher | None" = None
 _wake = threading.Event()
@@ -77,28 +78,6 @@ def _enqueue(task_name: str, *args) -> None:
                        extra={"task": task_name, "task_args": list(args)}, exc_info=True)
 
 
-def sweep() -> None:
-    """Periodic job: close deliveries abandoned on their last attempt, fan out events
-    whose dispatch was missed, and get due deliveries (retries) sent."""
-    services.close_abandoned()
-    while services.fan_out():
-        pass
-    if _celery():
-        due = selectors.due_delivery_count()
-        for _ in range(min(math.ceil(due / DELIVERIES_PER_TASK), settings.WEBHOOKS_SWEEP_TASKS)):
-            _enqueue("deliver_due")
-    elif _running is not None:
-        wake()  # this process's dispatcher sends them
-    else:
-        services.deliver_due()
-
-
-def purge() -> None:
-    """Periodic job: forget events (with their deliveries and attempts) after
-    WEBHOOKS_RETENTION_DAYS."""
-    services.purge(older_than=timezone.now() - timedelta(days=settings.WEBHOOKS_RETENTION_DAYS))
-
-
 def embedded_worker(stop: threading.Event):
     """`manage.py runjobs`' embedded worker (settings.EMBEDDED_WORKERS): the dispatcher,
     when this process sends webhooks itself. Returns the function that waits for it."""
@@ -115,11 +94,12 @@ def embedded_worker(stop: threading.Event):
 
 class Dispatcher:
     """The embedded dispatcher: fans out new events and claims due deliveries in batches,
-    hands the attempts to a pool of `threads` senders, and records their outcomes in
-    batches. Idle, it looks again after `poll_seconds`, or sooner: when this process
-    records an event or a sender finishes, and on SQLite when another process (a web
-    worker) commits. Only this loop's thread writes to the database (SQLite has one
-    writer at a time); the senders only make HTTP requests."""
+    and hands the attempts to a pool of `threads` senders. Idle, it looks again after
+    `poll_seconds`, or sooner: when this process records an event or a sender finishes,
+    and on SQLite when another process (a web worker) commits. On PostgreSQL each sender
+    records the outcome of its attempt as it ends; on SQLite only this loop's thread
+    writes to the database (one writer at a time), and records what the senders hand
+    over at each step of its pass. The loop gives back the claims not started."""
 
     def __init__(self, *, threads: int | None = None, poll_seconds: float | None = None):
         self.threads = threads or settings.WEBHOOKS_EMBEDDED_THREADS
@@ -127,6 +107,12 @@ class Dispatcher:
         self._outstanding = 0  # claims handed to the senders whose results are not recorded yet
         self._results: queue.SimpleQueue[services.Result | None] = queue.SimpleQueue()
         self._seen_version: int | None = None
+        # PostgreSQL takes many writers: each sender records its own outcomes as they end.
+        # SQLite has one writer at a time, and senders waiting for its lock cut the
+        # throughput by half: there the loop records what the senders hand over.
+        self._senders_record = db.connections["default"].vendor == "postgresql"
+        self._beat_at = float("-inf")  # time.monotonic() of the last heartbeat recorded
+        self._beat_name = f"{socket.gethostname()}:{os.getpid()}"[:100]
 
     def start(self, stop: threading.Event) -> threading.Thread:
         """Run in a new thread; from now on `sweep` in this process leaves the sending to it."""
@@ -146,6 +132,7 @@ class Dispatcher:
             while not stop.is_set():
                 try:
                     busy = self.tick(pool, stop)
+                    self.heartbeat()
                 except Exception:  # noqa: BLE001 - e.g. the database restarting: try again
                     logger.exception("webhook dispatcher tick failed")
                     busy = False
@@ -166,6 +153,7 @@ class Dispatcher:
         self._seen_version = _data_version()  # before reading: a commit from now on wakes `idle`
         services.finish(self._collect())
         services.fan_out()
+        services.finish(self._collect())  # what ended meanwhile: a crash would send it again
         room = self.threads * CLAIMS_PER_SENDER - self._outstanding
         if room <= 0:
             return False  # a sender finishing wakes the loop
@@ -174,6 +162,15 @@ class Dispatcher:
             self._outstanding += 1
             pool.submit(self._attempt, claim, stop)
         return len(claims) == room
+
+    def heartbeat(self) -> None:
+        """Record that the loop turns, at most every HEARTBEAT_SECONDS (a loop stuck in a
+        tick, or a dead process, stops it: `/metrics` reports its age)."""
+        now = time.monotonic()
+        if now - self._beat_at < HEARTBEAT_SECONDS:
+            return
+        services.heartbeat(self._beat_name)
+        self._beat_at = now
 
     def idle(self) -> None:
         """Wait up to `poll_seconds` for a reason to look again."""
@@ -187,18 +184,36 @@ class Dispatcher:
 
     def _attempt(self, claim: services.Claim, stop: threading.Event) -> None:
         """In a sender thread: make the attempt, unless the loop is stopping or the claim
-        waited too long in the queue (then it is given back), and hand over the result."""
+        waited too long in the queue (then it is given back, by the loop), and hand over
+        the result; on PostgreSQL, record it first (nothing is left to hand over), so that
+        a crash re-sends only the attempts in flight."""
         result = None
         try:
             if stop.is_set() or not services.lease_allows_attempt(claim):
                 result = services.Result(claim, None)
             else:
                 result = services.attempt(claim)
+                if self._senders_record:
+                    result = self._record(result)
         except Exception:  # noqa: BLE001 - the lease expires and the delivery is tried again
             logger.exception("webhook attempt failed unexpectedly", extra={"delivery": claim.delivery.pk})
         finally:
             self._results.put(result)
             wake()
+
+    @staticmethod
+    def _record(result: services.Result) -> services.Result | None:
+        """Record the outcome in this sender thread; None once recorded, else the result
+        for the loop to record (this thread's connection is dropped: the next attempt's
+        record opens a new one, e.g. after a database restart)."""
+        try:
+            services.record(result)
+            return None
+        except Exception:  # noqa: BLE001
+            logger.warning("webhook sender could not record an outcome; the dispatcher will",
+                           extra={"delivery": result.claim.delivery.pk}, exc_info=True)
+            db.connection.close()
+            return result
 
     def _collect(self) -> list[services.Result]:
         """The results the senders handed over since the last call."""

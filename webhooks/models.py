@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 from django.db import models
 from django.utils import timezone
 
@@ -104,6 +106,19 @@ class Endpoint(models.Model):
         return [self.secret]
 
 
+# The retry schedule, the one source of how often a delivery is tried: the waits after the
+# 1st to 5th failed attempt; the attempt after the last wait is the last one (a test ping
+# gets one attempt, `max_attempts=1`).
+RETRY_DELAYS = (
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=12),
+)
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+
+
 class Delivery(models.Model):
     """One event for one endpoint, tried until it succeeds or runs out of attempts.
 
@@ -123,7 +138,7 @@ class Delivery(models.Model):
     endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="deliveries")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Attempts started so far.")
-    max_attempts = models.PositiveSmallIntegerField(default=6)
+    max_attempts = models.PositiveSmallIntegerField(default=MAX_ATTEMPTS)  # 1 for a ping
     next_attempt_at = models.DateTimeField(null=True, blank=True, help_text="When the next attempt is due.")
     claimed_until = models.DateTimeField(null=True, blank=True)
     claim_token = models.CharField(max_length=30, blank=True, default="")
@@ -166,3 +181,15 @@ class Attempt(models.Model):
 
     def __str__(self):
         return f"attempt {self.id} of {self.delivery_id}"
+
+
+class DispatcherHeartbeat(models.Model):
+    """The embedded dispatcher's sign of life: its loop (another process than the web
+    workers) updates `beat_at` every HEARTBEAT_SECONDS, and a scrape of `/metrics` reports
+    its age (webhooks.metrics). One row per host and process id of a `runjobs`."""
+
+    name = models.CharField(primary_key=True, max_length=100)
+    beat_at = models.DateTimeField()
+
+    def __str__(self):
+        return f"{self.name}: {self.beat_at:%Y-%m-%d %H:%M:%S}"

@@ -22,18 +22,30 @@ SIGNATURE = (
     "when any `v1` matches. The scheme is Stripe's: its libraries verify it."
 )
 
+STANDARD_SIGNATURE = (
+    "Standard Webhooks: `v1,<base64>`, the HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with "
+    "the 32 bytes the secret encodes (the base64url text after `whsec_`); during a rotation one `v1,...` per secret, "
+    "space-separated. The `standardwebhooks` libraries verify it given the key bytes, or the secret re-encoded in "
+    "standard base64 (`whsec_` + base64 of the same bytes): they read the text after `whsec_` as standard base64."
+)
+
 HEADERS = [
     ("X-Service-Event", "The event type, equal to `type`.", {"type": "string"}),
     ("X-Service-Delivery", "Unique per attempt (a retry has a new one): quote it when asking about one request.",
      {"type": "string"}),
     ("X-Service-Webhook-Version", "The payload version, equal to `version`.", {"type": "string", "const": PAYLOAD_VERSION}),
     ("X-Service-Signature", SIGNATURE, {"type": "string", "pattern": r"^t=[0-9]+(,v1=[0-9a-f]{64})+$"}),
+    ("webhook-id", "Standard Webhooks: the event id, equal to `id` (the same for every retry).", {"type": "string"}),
+    ("webhook-timestamp", "Standard Webhooks: the send time in Unix seconds, equal to `t` of `X-Service-Signature`.",
+     {"type": "string", "pattern": "^[0-9]+$"}),
+    ("webhook-signature", STANDARD_SIGNATURE, {"type": "string", "pattern": r"^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$"}),
     ("User-Agent", f"`{USER_AGENT}`.", {"type": "string", "const": USER_AGENT}),
 ]
 
 DELIVERY = (
     "Answer with any 2xx within 10 seconds; anything else (another status, a redirect, a timeout, a refused "
-    "connection) fails the attempt, which is retried after 1 min, 5 min, 30 min, 2 h and 12 h. Delivery is at "
+    "connection) fails the attempt, which is retried after 1 min, 5 min, 30 min, 2 h and 12 h. `410 Gone` disables "
+    "the endpoint at once (`disabledReason` says so; enable it again to receive events). Delivery is at "
     "least once and unordered: deduplicate on `id` and fetch the current state through the API."
 )
 

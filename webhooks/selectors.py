@@ -1,5 +1,5 @@
 """Reads of endpoints and deliveries for the API, the back office, `manage.py` and the
-sweeper. The API's reads are shaped as plain dicts here (no serializers on reads)."""
+sweeper: rows and computed values. Their JSON is `webhooks.presenters`'."""
 
 import re
 from datetime import datetime
@@ -7,7 +7,6 @@ from datetime import datetime
 from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from core.formats import instant
 from core.paging import keyset_page
 from spaces.models import Space
 from webhooks.models import Attempt, Delivery, Endpoint
@@ -50,10 +49,6 @@ def due_delivery_count() -> int:
 # --- The API ------------------------------------------------------------------------------
 
 
-def _optional_instant(value: datetime | None) -> str | None:
-    return instant(value) if value is not None else None
-
-
 def space_endpoint(space: Space, endpoint_id: str) -> Endpoint | None:
     """The space's endpoint with this id; None for another space's (or nobody's)."""
     if not _ID.fullmatch(endpoint_id):
@@ -61,23 +56,10 @@ def space_endpoint(space: Space, endpoint_id: str) -> Endpoint | None:
     return Endpoint.objects.filter(space=space, pk=endpoint_id).first()
 
 
-def endpoint_dict(endpoint: Endpoint) -> dict:
-    """The API's Webhook: never its secret."""
-    rotation_ends = endpoint.previous_secret_expires_at
-    return {
-        "id": endpoint.id,
-        "url": endpoint.url,
-        "events": list(endpoint.event_types),
-        "enabled": endpoint.is_enabled,
-        "payloadVersion": endpoint.payload_version,
-        "createdAt": instant(endpoint.created_at),
-        "disabledAt": _optional_instant(endpoint.disabled_at),
-        "disabledReason": endpoint.disabled_reason or None,
-        "failedInARow": endpoint.failure_streak,
-        "previousSecretExpiresAt": (
-            instant(rotation_ends) if endpoint.previous_secret and rotation_ends and rotation_ends > timezone.now() else None
-        ),
-    }
+def previous_secret_until(endpoint: Endpoint) -> datetime | None:
+    """After a rotation, until when the replaced secret still signs; None when it no longer does."""
+    ends = endpoint.previous_secret_expires_at
+    return ends if endpoint.previous_secret and ends and ends > timezone.now() else None
 
 
 def _page(queryset, kind: str, scope: str, *, limit: int, cursor: str | None) -> tuple[list, str | None]:
@@ -85,36 +67,9 @@ def _page(queryset, kind: str, scope: str, *, limit: int, cursor: str | None) ->
     return keyset_page(queryset, salt=f"webhooks.{kind}.cursor.{scope}", limit=limit, cursor=cursor)
 
 
-def list_endpoints(space: Space, *, limit: int, cursor: str | None) -> tuple[list[dict], str | None]:
+def list_endpoints(space: Space, *, limit: int, cursor: str | None) -> tuple[list[Endpoint], str | None]:
     """One page of the space's endpoints, newest first (createdAt, then id, descending)."""
-    rows, next_cursor = _page(Endpoint.objects.filter(space=space), "endpoints", space.pk, limit=limit, cursor=cursor)
-    return [endpoint_dict(endpoint) for endpoint in rows], next_cursor
-
-
-def attempt_dict(attempt: Attempt) -> dict:
-    return {
-        "id": attempt.id,
-        "startedAt": instant(attempt.started_at),
-        "finishedAt": _optional_instant(attempt.finished_at),
-        "durationMs": attempt.duration_ms,
-        "statusCode": attempt.status_code,
-        "succeeded": attempt.succeeded,
-        "error": attempt.error or None,
-    }
-
-
-def delivery_dict(delivery: Delivery, attempts) -> dict:
-    """The API's WebhookDelivery with its attempts (oldest first)."""
-    event = delivery.event
-    return {
-        "id": delivery.id,
-        "event": {"id": event.id, "type": event.type, "createdAt": instant(event.created_at)},
-        "status": delivery.status,
-        "createdAt": instant(delivery.created_at),
-        "nextAttemptAt": _optional_instant(delivery.next_attempt_at) if delivery.status == Delivery.Status.PENDING else None,
-        "finishedAt": _optional_instant(delivery.finished_at),
-        "attempts": [attempt_dict(attempt) for attempt in attempts],
-    }
+    return _page(Endpoint.objects.filter(space=space), "endpoints", space.pk, limit=limit, cursor=cursor)
 
 
 def _deliveries_with_attempts():
@@ -123,15 +78,37 @@ def _deliveries_with_attempts():
     )
 
 
-def endpoint_delivery_page(endpoint: Endpoint, *, limit: int, cursor: str | None) -> tuple[list[dict], str | None]:
-    """One page of the endpoint's deliveries, newest first, each with every attempt (two
-    queries whatever the page size)."""
-    rows, next_cursor = _page(
+def endpoint_delivery_page(endpoint: Endpoint, *, limit: int, cursor: str | None) -> tuple[list[Delivery], str | None]:
+    """One page of the endpoint's deliveries, newest first, each with its event and every
+    attempt, oldest first, in `attempt_log` (two queries whatever the page size)."""
+    return _page(
         _deliveries_with_attempts().filter(endpoint=endpoint), "deliveries", endpoint.pk, limit=limit, cursor=cursor
     )
-    return [delivery_dict(delivery, delivery.attempt_log.all()) for delivery in rows], next_cursor
 
 
-def delivery_with_attempts(delivery_id: str) -> dict:
-    delivery = _deliveries_with_attempts().get(pk=delivery_id)
-    return delivery_dict(delivery, delivery.attempt_log.all())
+def delivery_with_attempts(delivery_id: str) -> Delivery:
+    """A delivery with its event and its attempts, oldest first, in `attempt_log`."""
+    return _deliveries_with_attempts().get(pk=delivery_id)
+
+
+# --- Operators ------------------------------------------------------------------------------
+
+
+def operator_deliveries(*, endpoint_id: str | None = None, space_id: str | None = None, status: str | None = None,
+                        event_type: str | None = None, limit: int = 50) -> list[Delivery]:
+    """Deliveries newest first, with their events (not their bodies), narrowed by endpoint,
+    space, status and event type: one query."""
+    deliveries = Delivery.objects.select_related("event").defer("event__body", "event__data").order_by("-created_at", "id")
+    if endpoint_id:
+        deliveries = deliveries.filter(endpoint_id=endpoint_id)
+    if space_id:
+        deliveries = deliveries.filter(endpoint__space_id=space_id)
+    if status:
+        deliveries = deliveries.filter(status=status)
+    if event_type:
+        deliveries = deliveries.filter(event__type=event_type)
+    return list(deliveries[:limit])
+
+
+def get_delivery(delivery_id: str) -> Delivery | None:
+    return Delivery.objects.select_related("event", "endpoint").filter(pk=delivery_id).first()

@@ -19,6 +19,10 @@ class ForbiddenTarget(Exception):
     """The URL or the address it leads to may not receive webhooks; the message says why."""
 
 
+class Unresolvable(ForbiddenTarget):
+    """The host name has no address (a DNS failure)."""
+
+
 def _allow_private(allow_private: bool | None) -> bool:
     """The development switch: as given, or WEBHOOKS_ALLOW_PRIVATE_URLS."""
     return settings.WEBHOOKS_ALLOW_PRIVATE_URLS if allow_private is None else allow_private
@@ -40,9 +44,10 @@ def resolve(host: str, port: int, *, allow_private: bool | None = None) -> list[
     try:
         answers = socket.getaddrinfo(host, port, socket.AF_UNSPEC, socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise ForbiddenTarget(f"the host {host!r} cannot be resolved ({exc})") from None
+        reason = exc.strerror if isinstance(exc, socket.gaierror) and exc.strerror else str(exc)
+        raise Unresolvable(f"the host {host!r} cannot be resolved ({reason})") from None
     if not answers:
-        raise ForbiddenTarget(f"the host {host!r} has no address")
+        raise Unresolvable(f"the host {host!r} has no address")
     for answer in answers:
         check_address(answer[4][0], allow_private=allow_private)
     return answers

@@ -3,40 +3,43 @@
 Thin views over the same services the back office and `manage.py webhooks` use: the URL
 rules, the 5-endpoint limit, rotation and pings behave the same everywhere."""
 
+import json
+
+from django.core.exceptions import RequestDataTooBig
+from django.http.request import RawPostDataException
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from core.api import errors
 from core.api.paging import PAGE_PARAMETERS, page_query
-from core.api.schema import DeletedSerializer, envelope
+from core.api.shapes import deleted
 from core.api.views import ApiView
+from core.bulkhead import slot_released
 from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
-from webhooks import selectors, services
-from webhooks.models import Endpoint
-from webhooks.serializers import (
-    WebhookCreateInput,
-    WebhookDeliverySerializer,
-    WebhookSerializer,
-    WebhookUpdateInput,
-    WebhookWithSecretSerializer,
-)
-
-WebhookResponse = envelope("WebhookResponse", WebhookSerializer)
-WebhookSecretResponse = envelope("WebhookSecretResponse", WebhookWithSecretSerializer)
-WebhookListResponse = envelope("WebhookListResponse", WebhookSerializer, many=True, paginated=True)
-WebhookDeletedResponse = envelope("WebhookDeletedResponse", DeletedSerializer)
-DeliveryResponse = envelope("WebhookDeliveryResponse", WebhookDeliverySerializer)
-DeliveryListResponse = envelope("WebhookDeliveryListResponse", WebhookDeliverySerializer, many=True, paginated=True)
+from webhooks import examples, presenters, selectors, services
+from webhooks.models import EVENT_TYPES, Endpoint
+from webhooks.rules import WebhookNotFound
+from webhooks.serializers import WebhookCreateInput, WebhookUpdateInput
 
 WEBHOOK_ID = OpenApiParameter("webhookId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Webhook endpoint id.")
 TAGS = ["webhooks"]
 
 
+def _url_in(request):
+    """The body's `url` when the body is a JSON object with one, peeked at so that its host
+    can be resolved before any transaction (`services.url_checked_ahead`); the strict
+    parsing, and its refusals, come later as for every body."""
+    try:
+        body = json.loads(request._request.body)
+    except (ValueError, RecursionError, RequestDataTooBig, RawPostDataException):
+        return None
+    return body.get("url") if isinstance(body, dict) else None
+
+
 def _get_endpoint(request, webhook_id: str) -> Endpoint:
     endpoint = selectors.space_endpoint(request.auth.space, webhook_id)
     if endpoint is None:
-        raise errors.WebhookNotFound()
+        raise WebhookNotFound()
     return endpoint
 
 
@@ -49,13 +52,14 @@ class WebhookCollectionView(IdempotentCreate, ApiView):
         description="The webhook endpoints of the key's space (at most 5), newest first, without their secrets. "
         "Keyset pagination as in `GET /v1/polls`.",
         parameters=PAGE_PARAMETERS,
-        responses={200: WebhookListResponse},
+        responses={200: presenters.WEBHOOK_LIST},
+        examples=examples.PAGE,
         tags=TAGS,
     )
     def get(self, request):
         params = page_query(request)
         rows, next_cursor = selectors.list_endpoints(request.auth.space, limit=params["limit"], cursor=params.get("cursor"))
-        return Response({"data": rows, "nextCursor": next_cursor})
+        return Response({"data": [presenters.webhook(row) for row in rows], "nextCursor": next_cursor})
 
     @extend_schema(
         operation_id="createWebhook",
@@ -66,31 +70,47 @@ class WebhookCollectionView(IdempotentCreate, ApiView):
         "rules is `VALIDATION_ERROR` `url: <reason>`.",
         request=WebhookCreateInput,
         parameters=[IDEMPOTENCY_KEY],
-        responses={201: WebhookSecretResponse},
+        responses={201: presenters.WEBHOOK_WITH_SECRET},
         examples=[OpenApiExample("Two event types", request_only=True,
-                                 value={"url": "https://example.com/hooks/polls", "events": ["poll.created", "poll.closed"]})],
+                                 value={"url": "https://example.com/hooks/polls", "events": ["poll.created", "poll.closed"]}),
+                  *examples.CREATED],
         tags=TAGS,
     )
     def post(self, request):
-        def create(body: dict) -> dict:
+        def validate(body: dict):
             serializer = WebhookCreateInput(data=body)
             serializer.is_valid(raise_exception=True)
             data = serializer.validated_data
-            # A refusal (ServiceError) is answered with its code by the exception handler.
-            endpoint, secret = services.create_endpoint(
-                space=request.auth.space, url=data["url"], event_types=data.get("events")
-            )
-            return {"data": {**selectors.endpoint_dict(endpoint), "secret": secret}}
 
-        return self.create_idempotently(request, "createWebhook", create)
+            def create() -> dict:
+                # A refusal (ServiceError) is answered with its code by the exception handler.
+                endpoint, secret = services.create_endpoint(
+                    space=request.auth.space, url=data["url"], event_types=data.get("events")
+                )
+                return {"data": presenters.webhook_with_secret(endpoint, secret)}
+
+            return create
+
+        with services.url_checked_ahead(_url_in(request), released=slot_released):
+            return self.create_idempotently(request, "createWebhook", validate)
 
 
 class WebhookDetailView(ApiView):
-    @extend_schema(operation_id="getWebhook", summary="Get a webhook endpoint", parameters=[WEBHOOK_ID],
-                   description="`WEBHOOK_NOT_FOUND` when it does not exist or belongs to another space.",
-                   responses={200: WebhookResponse}, tags=TAGS)
+    body_methods = ("patch",)
+
+    @extend_schema(
+        operation_id="getWebhook",
+        summary="Get a webhook endpoint",
+        description="The endpoint's URL, event types and state, without its secret: whether it is enabled, "
+        "and if not since when and why, and its count of failed deliveries in a row. `WEBHOOK_NOT_FOUND` when "
+        "it does not exist or belongs to another space.",
+        parameters=[WEBHOOK_ID],
+        responses={200: presenters.WEBHOOK},
+        examples=examples.ONE,
+        tags=TAGS,
+    )
     def get(self, request, webhookId):
-        return Response({"data": selectors.endpoint_dict(_get_endpoint(request, webhookId))})
+        return Response({"data": presenters.webhook(_get_endpoint(request, webhookId))})
 
     @extend_schema(
         operation_id="updateWebhook",
@@ -99,7 +119,11 @@ class WebhookDetailView(ApiView):
         "Nothing changes when any field is refused.",
         parameters=[WEBHOOK_ID],
         request=WebhookUpdateInput,
-        responses={200: WebhookResponse},
+        responses={200: presenters.WEBHOOK},
+        examples=[OpenApiExample("Disable", request_only=True, value={"enabled": False}),
+                  OpenApiExample("Move and subscribe to every type", request_only=True,
+                                 value={"url": "https://example.com/hooks/v2", "events": list(EVENT_TYPES)}),
+                  *examples.ONE],
         tags=TAGS,
     )
     def patch(self, request, webhookId):
@@ -107,25 +131,27 @@ class WebhookDetailView(ApiView):
         serializer = WebhookUpdateInput(data=self.json_body(request))
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        endpoint = services.update_endpoint(
-            endpoint=endpoint, url=data.get("url"), event_types=data.get("events"), enabled=data.get("enabled"),
-            disabled_reason="disabled through the API",
-        )
-        return Response({"data": selectors.endpoint_dict(endpoint)})
+        with services.url_checked_ahead(data.get("url"), released=slot_released):
+            endpoint = services.update_endpoint(
+                endpoint=endpoint, url=data.get("url"), event_types=data.get("events"), enabled=data.get("enabled"),
+                disabled_reason="disabled through the API",
+            )
+        return Response({"data": presenters.webhook(endpoint)})
 
     @extend_schema(
         operation_id="deleteWebhook",
         summary="Delete a webhook endpoint",
         description="Removes the endpoint with its delivery log; nothing more is sent to it.",
         parameters=[WEBHOOK_ID],
-        responses={200: WebhookDeletedResponse},
+        responses={200: presenters.WEBHOOK_DELETED},
+        examples=examples.DELETED,
         tags=TAGS,
     )
     def delete(self, request, webhookId):
         endpoint = _get_endpoint(request, webhookId)
         endpoint_id = endpoint.pk
         services.delete_endpoint(endpoint=endpoint)
-        return Response({"data": {"id": endpoint_id, "deleted": True}})
+        return Response({"data": deleted(endpoint_id)})
 
 
 class WebhookRotateSecretView(ApiView):
@@ -138,31 +164,36 @@ class WebhookRotateSecretView(ApiView):
         "says until when). Rotating again within those 24 hours drops the oldest secret at once. Takes no body.",
         parameters=[WEBHOOK_ID],
         request=None,
-        responses={200: WebhookSecretResponse},
+        responses={200: presenters.WEBHOOK_WITH_SECRET},
+        examples=examples.ROTATED,
         tags=TAGS,
     )
     def post(self, request, webhookId):
         endpoint, secret = services.rotate_secret(endpoint=_get_endpoint(request, webhookId))
-        return Response({"data": {**selectors.endpoint_dict(endpoint), "secret": secret}})
+        return Response({"data": presenters.webhook_with_secret(endpoint, secret)})
 
 
 class WebhookPingView(ApiView):
     @extend_schema(
         operation_id="pingWebhook",
         summary="Send a test ping",
-        description="Sends `{\"type\": \"ping\", \"data\": {}}` (header `X-Service-Event: ping`), signed like every "
-        "event, to the endpoint now, even a disabled one, and answers when it is done (at most 10 seconds): the "
-        "delivery with its one attempt. A ping is never retried and does not count toward disabling the endpoint; "
-        "a ping your receiver refused is still a 200 here, with `status` `failed` and the attempt's `error`. "
-        "Takes no body.",
+        description="Queues `{\"type\": \"ping\", \"data\": {}}` (header `X-Service-Event: ping`), signed like "
+        "every event, for the endpoint, even a disabled one, and answers `202` at once with the delivery: `status` "
+        "`pending`, no attempt yet. The dispatcher sends it within about a second, like any other delivery; its "
+        "outcome (`succeeded`, or `failed` with the attempt's `statusCode` or `error`) appears in "
+        "`GET /v1/webhooks/{webhookId}/deliveries`, where the ping is the newest delivery with the same `id`. "
+        "The request never waits for your receiver, which may take up to the delivery timeout (10 seconds) or "
+        "never answer. A ping is never retried and does not count toward disabling the endpoint. Takes no body.",
         parameters=[WEBHOOK_ID],
         request=None,
-        responses={200: DeliveryResponse},
+        responses={202: presenters.DELIVERY},
+        examples=examples.PINGED,
         tags=TAGS,
     )
     def post(self, request, webhookId):
-        delivery = services.send_ping(endpoint=_get_endpoint(request, webhookId))
-        return Response({"data": selectors.delivery_with_attempts(delivery.pk)})
+        delivery = services.queue_ping(endpoint=_get_endpoint(request, webhookId))
+        # As queued: a dispatcher may already be sending it, but the answer is the same every time.
+        return Response({"data": presenters.delivery(delivery, [])}, status=202)
 
 
 class WebhookDeliveriesView(ApiView):
@@ -175,11 +206,12 @@ class WebhookDeliveriesView(ApiView):
         "delivery with every attempt: when, how long, your receiver's status or the error. Kept for 30 days. "
         "Keyset pagination as in `GET /v1/polls`.",
         parameters=[WEBHOOK_ID, *PAGE_PARAMETERS],
-        responses={200: DeliveryListResponse},
+        responses={200: presenters.DELIVERY_LIST},
+        examples=examples.DELIVERIES,
         tags=TAGS,
     )
     def get(self, request, webhookId):
         params = page_query(request)
         endpoint = _get_endpoint(request, webhookId)
         rows, next_cursor = selectors.endpoint_delivery_page(endpoint, limit=params["limit"], cursor=params.get("cursor"))
-        return Response({"data": rows, "nextCursor": next_cursor})
+        return Response({"data": [presenters.delivery(row) for row in rows], "nextCursor": next_cursor})

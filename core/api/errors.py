@@ -67,24 +67,6 @@ class NotFound(ApiError):
     default_message = "No route matches this method and path."
 
 
-class PollNotFound(ApiError):
-    """The poll does not exist, was deleted or belongs to another space."""
-
-    status_code, code, default_message = 404, "POLL_NOT_FOUND", "Poll not found."
-
-
-class ParticipantNotFound(ApiError):
-    """The participant does not exist, was deleted or belongs to another poll."""
-
-    status_code, code, default_message = 404, "PARTICIPANT_NOT_FOUND", "Participant not found."
-
-
-class WebhookNotFound(ApiError):
-    """The webhook endpoint does not exist or belongs to another space."""
-
-    status_code, code, default_message = 404, "WEBHOOK_NOT_FOUND", "Webhook endpoint not found."
-
-
 class RateLimitExceeded(ApiError):
     """A window of the space is exhausted."""
 
@@ -161,8 +143,8 @@ def exception_handler(exc, context):
                         {"WWW-Authenticate": 'Bearer realm="api"'})
     if isinstance(exc, (exceptions.NotFound, exceptions.MethodNotAllowed)):
         return _respond(404, "NOT_FOUND", NotFound.default_message)
-    if isinstance(exc, ServiceError):  # a refusal of a service: its own code
-        return _respond(SERVICE_ERROR_STATUS.get(exc.code, 400), exc.code, str(exc))
+    if isinstance(exc, ServiceError):  # a refusal: its own code and status
+        return _respond(exc.status, exc.code, str(exc))
     if isinstance(exc, DATABASE_ERRORS):
         return _respond(*database_unavailable(request, exc))
     log_crash(request, exc)
@@ -170,9 +152,6 @@ def exception_handler(exc, context):
 
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
-
-# The status of each service refusal's code that is not 400.
-SERVICE_ERROR_STATUS: dict[str, int] = {}
 
 
 def database_unavailable(request, exc) -> tuple[int, str, str, dict]:

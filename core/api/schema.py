@@ -5,9 +5,8 @@ drf-spectacular adds none of these by itself; doing it here keeps the document g
 from the code, never edited by hand.
 """
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema as BaseAutoSchema
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiExample
 
 from core.api import errors
 from core.errors import ServiceError
@@ -48,7 +47,7 @@ def _subclasses(cls) -> list[type]:
 def error_table() -> dict[int, list[tuple[str, str]]]:
     """status -> [(code, what it means)], from the error classes: the HTTP layer's
     (`ApiError`, in the order they are defined) and the services' refusals (`ServiceError`
-    subclasses with a code of their own, at the status the exception handler gives them),
+    subclasses with a code of their own, at their own status),
     each described by its docstring."""
     table: dict[int, dict[str, str]] = {}
 
@@ -59,7 +58,7 @@ def error_table() -> dict[int, list[tuple[str, str]]]:
         add(cls.status_code, cls.code, cls)
     for cls in sorted(_subclasses(ServiceError), key=lambda cls: cls.code):
         if cls.code != ServiceError.code:
-            add(errors.SERVICE_ERROR_STATUS.get(cls.code, 400), cls.code, cls)
+            add(cls.status, cls.code, cls)
     return {status: list(codes.items()) for status, codes in sorted(table.items())}
 
 
@@ -96,34 +95,10 @@ class AutoSchema(BaseAutoSchema):
     pass
 
 
-def envelope(name: str, inner, many: bool = False, paginated: bool = False):
-    """A `{data: ...}` response component (documentation only: reads build plain dicts)."""
-    fields = {"data": inner(many=True) if many else inner()}
-    if paginated:
-        fields["nextCursor"] = serializers.CharField(
-            allow_null=True, help_text="Pass as `cursor` for the next page; null on the last page."
-        )
-    return type(name, (serializers.Serializer,), fields)
-
-
-class DeletedSerializer(serializers.Serializer):
-    """The result of a delete."""
-
-    id = serializers.CharField()
-    deleted = serializers.BooleanField()
-
-
-class BearerKeyScheme(OpenApiAuthenticationExtension):
-    target_class = "spaces.authentication.ApiKeyAuthentication"
-    name = "apiKey"
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "bearerFormat": "sk_<8 chars>_<32 chars>",
-            "description": "An API key of the space: `Authorization: Bearer <API key>`.",
-        }
+def response_example(name: str, value, status: int = 200) -> OpenApiExample:
+    """An example of one operation's response with this status (tests validate every
+    example against its schema)."""
+    return OpenApiExample(name, value=value, response_only=True, status_codes=[str(status)])
 
 
 def _headers(spec: dict, required: bool) -> dict:

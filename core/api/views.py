@@ -2,8 +2,9 @@
 
 It fixes the order of checks the contract prescribes: route and method (404), maintenance
 (503), Authorization header (400), key (401), Pro subscription (403), rate limit (429/503),
-then the endpoint itself (a query parameter the operation does not have: 400). Rate-limit
-headers are added to every response the limiter saw.
+then the endpoint itself (a query parameter the operation does not have, or a body where
+the operation documents none: 400). Rate-limit headers are added to every response the
+limiter saw.
 """
 
 from django.conf import settings
@@ -14,12 +15,24 @@ from core.maintenance import maintenance_enabled
 
 _HANDLER_METHODS = ("get", "post", "put", "patch", "delete")
 
+
+def _has_body(request) -> bool:
+    """Whether the request came with a body (config/wsgi.py gives a chunked body its length)."""
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0) > 0
+    except ValueError:
+        return True
+
+
 class ApiView(APIView):
     #: Public views (the OpenAPI document) skip maintenance, authentication and limits.
     public = False
     #: Handler methods that read query parameters (and validate them themselves); any query
     #: parameter sent to another is an unknown field.
     query_methods: tuple[str, ...] = ()
+    #: Handler methods whose operation documents a request body; any other refuses one (even
+    #: an ignored body would let a client believe it was used: `{"secret": ...}` on a rotation).
+    body_methods: tuple[str, ...] = ()
 
     def initial(self, request, *args, **kwargs):
         method = request.method.lower()
@@ -34,6 +47,8 @@ class ApiView(APIView):
         super().initial(request, *args, **kwargs)
         if method not in self.query_methods and request.query_params:
             raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
+        if method not in self.body_methods and _has_body(request):
+            raise errors.ValidationFailed("body: this operation takes no body")
 
     @property
     def default_response_headers(self):

@@ -4,7 +4,8 @@ remove responses with their votes.
 
 Every change goes through `polls.services`, the functions `manage.py polls` calls, so each
 records the same event. Forms check their input with the services' own `clean_*` rules
-while they validate, so that a refusal shows as a form error and nothing is saved.
+while they validate and never write; the save is the service call (core.backoffice), so
+that a refusal shows as a form error and nothing is saved.
 """
 
 from polls.admin import participant_admin, poll_admin  # noqa: F401  (they register the models)

@@ -2,6 +2,7 @@
 the report of a bulk action."""
 
 from contextlib import contextmanager
+from zoneinfo import ZoneInfo
 
 from django.contrib import messages
 from django.http import HttpResponseRedirect
@@ -41,10 +42,19 @@ class UndoRefusedSaves:
             return HttpResponseRedirect(request.path)
 
 
-def option_label(option: Option) -> str:
+def option_label(option: Option, time_zone: str | None = None) -> str:
+    """A date, or a slot's start in UTC and, for a poll with a time zone, on its wall clock."""
     if option.date is not None:
         return option.date.isoformat()
-    return f"{option.start_time:%Y-%m-%d %H:%M} UTC, {option.duration} min"
+    return f"{option.start_time:%Y-%m-%d %H:%M} UTC{local_time(option, time_zone, ' = ')}, {option.duration} min"
+
+
+def local_time(option: Option, time_zone: str | None, prefix: str = "") -> str:
+    """The slot's start on the wall clock of the poll's time zone (`Mon 2030-06-03 09:00
+    Europe/Berlin`); empty for a date or a floating time."""
+    if option.start_time is None or not time_zone:
+        return ""
+    return f"{prefix}{option.start_time.astimezone(ZoneInfo(time_zone)):%a %Y-%m-%d %H:%M} {time_zone}"
 
 
 def report(request, done: list[str], what: str, refused: list[str]) -> None:

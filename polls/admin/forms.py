@@ -1,11 +1,15 @@
 """The poll back office's forms. Each checks its input with the services' own rules while it
-validates (`services.create_poll`, `clean_details`, `clean_options`, `clean_response`), so
-that a refusal shows as a form error and nothing is saved."""
+validates (`clean_details`, `clean_options`, `clean_response`), and never writes: a new poll
+is created by `services.create_poll` when the admin saves (core.backoffice.ServiceFormAdmin),
+so that a refusal shows as a form error and nothing is saved."""
 
 from django import forms
+from django.contrib import admin
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 
+from core.backoffice import ServiceForm
 from core.errors import ServiceError
 from core.formats import parse_date, parse_date_time
 from polls import selectors, services
@@ -27,12 +31,15 @@ EDITABLE = [*services.DETAILS, *SETTING_COLUMNS]
 # --- Adding a poll: the same rules as POST /v1/polls ---------------------------------------
 
 
-class PollAddForm(forms.ModelForm):
+class PollAddForm(ServiceForm):
     """A new poll: the fields of `POST /v1/polls` without generators, parsed as the API
-    parses them (core.formats) and created with `services.create_poll` while the form
-    validates, so that every rule and its message is the service's."""
+    parses them (core.formats) while the form validates, and created with
+    `services.create_poll` when the admin saves (core.backoffice.ServiceFormAdmin), so that
+    every rule and its message is the service's."""
 
-    space = forms.ModelChoiceField(queryset=Space.objects.order_by("name"))
+    # Searches as you type (the space list's search: name, id, owner's e-mail).
+    space = forms.ModelChoiceField(queryset=Space.objects.order_by("name"),
+                                   widget=AutocompleteSelect(Poll._meta.get_field("space"), admin.site))
     organizer_email = forms.CharField(
         required=False, label="Organizer e-mail", help_text="A member of the space; empty: the space owner."
     )
@@ -53,17 +60,21 @@ class PollAddForm(forms.ModelForm):
         model = Poll
         fields = []
 
-    created: Poll | None = None
+    arguments: dict | None = None
 
     def clean(self):
         cleaned = super().clean()
         if self.errors:
             return cleaned
         try:
-            self.created, _ = services.create_poll(space=cleaned["space"], **self._arguments(cleaned))
-        except (ValueError, ServiceError) as exc:
+            self.arguments = self._arguments(cleaned)
+        except ValueError as exc:
             raise ValidationError(str(exc))
         return cleaned
+
+    def save_through_service(self):
+        poll, _ = services.create_poll(space=self.cleaned_data["space"], **self.arguments)
+        return poll
 
     def _arguments(self, cleaned) -> dict:
         kind = cleaned["kind"]
@@ -200,7 +211,9 @@ class ParticipantForm(forms.ModelForm):
 
 def participant_form(options: list[Option]) -> type[ParticipantForm]:
     choices = [("", "—"), *((kind, kind) for kind in services.VOTE_TYPES)]
-    fields = {f"vote_{option.pk}": forms.ChoiceField(choices=choices, required=False, label=option_label(option))
+    # The options of one poll, read through it (so `option.poll` costs no query).
+    time_zone = options[0].poll.time_zone if options else None
+    fields = {f"vote_{option.pk}": forms.ChoiceField(choices=choices, required=False, label=option_label(option, time_zone))
               for option in options}
     vote_fields = {name: name.removeprefix("vote_") for name in fields}
     return type("ParticipantVotesForm", (ParticipantForm,), {**fields, "vote_fields": vote_fields})
@@ -209,6 +222,6 @@ def participant_form(options: list[Option]) -> type[ParticipantForm]:
 class ScheduleForm(forms.Form):
     option = forms.ChoiceField(widget=forms.RadioSelect, label="Pick the option the poll is scheduled at")
 
-    def __init__(self, *args, options, **kwargs):
+    def __init__(self, *args, options, time_zone=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["option"].choices = [(option.pk, option_label(option)) for option in options]
+        self.fields["option"].choices = [(option.pk, option_label(option, time_zone)) for option in options]

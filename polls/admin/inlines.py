@@ -4,6 +4,7 @@ editable in place, or listed for a poll too big for one form)."""
 from django.conf import settings
 from django.contrib import admin
 
+from polls.admin.common import local_time
 from polls.admin.forms import OptionFormSet, participant_form
 from polls.models import Option, Participant, Poll
 
@@ -12,10 +13,20 @@ class OptionInline(admin.TabularInline):
     model = Option
     formset = OptionFormSet
     extra = 0
-    verbose_name_plural = "Options (times in UTC; removing an option removes its votes)"
+    verbose_name_plural = "Options (start times in UTC, and in the poll's time zone; removing an option removes its votes)"
+    readonly_fields = ["in_poll_time_zone"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("poll")
 
     def get_fields(self, request, obj=None):
-        return ["date"] if obj is not None and obj.kind == Poll.Kind.DATE else ["start_time", "duration"]
+        if obj is not None and obj.kind == Poll.Kind.DATE:
+            return ["date"]
+        return ["start_time", "duration", *(["in_poll_time_zone"] if obj is not None and obj.time_zone else [])]
+
+    @admin.display(description="Start in the poll's time zone")
+    def in_poll_time_zone(self, option):
+        return local_time(option, option.poll.time_zone) or "-"
 
 
 def poll_options(poll: Poll) -> list[Option]:

@@ -6,8 +6,11 @@
   the purge, and what they share (the locked row, one event per change).
 - `editing`: details, settings and options of an existing poll.
 - `responses`: participants and their votes.
+- `tallies`: the votes per option and type, kept with the votes (`count_votes`), and their repair.
+- `comments`: comments on the invite page.
 """
 
+from polls.services.comments import add_comment, delete_comment
 from polls.services.creation import create_poll
 from polls.services.editing import DETAILS, OPTION_FIELDS, clean_conferencing, clean_details, clean_options, update_poll
 from polls.services.lifecycle import (
@@ -30,10 +33,12 @@ from polls.services.responses import (
     delete_response,
     update_response,
 )
+from polls.services.tallies import recount_tallies
 
 __all__ = [
-    "AUTO_CLOSE_GRACE", "DETAILS", "OPTION_FIELDS", "VOTE_TYPES", "cancel_poll", "check_accepts_responses",
+    "AUTO_CLOSE_GRACE", "DETAILS", "OPTION_FIELDS", "VOTE_TYPES", "add_comment", "cancel_poll", "check_accepts_responses",
     "clean_conferencing", "clean_details", "clean_options", "clean_response", "close_past_polls", "close_poll",
-    "create_poll", "create_response", "delete_poll", "delete_response", "options_past_at", "purge_deleted_polls",
-    "reopen_poll", "restore_poll", "schedule_poll", "update_poll", "update_response",
+    "create_poll", "create_response", "delete_comment", "delete_poll", "delete_response", "options_past_at",
+    "purge_deleted_polls", "recount_tallies", "reopen_poll", "restore_poll", "schedule_poll", "update_poll",
+    "update_response",
 ]

@@ -21,6 +21,7 @@ from polls.rules import (
     OrganizerNotMember,
     TimeSlot,
     TooManyOptions,
+    check_generators,
 )
 from polls.services.editing import clean_details
 from polls.services.lifecycle import options_past_at
@@ -153,6 +154,7 @@ def _time_options(
         starts.setdefault(minutes, set()).add(int(start.timestamp()))
     if generators:
         _check_duration("a generator", duration)
+        check_generators(generators, duration)
         generated = starts.setdefault(duration, set())
         for generator in generators:
             for seconds in slot_ranges(generator, duration, zone):

@@ -15,7 +15,7 @@ from django.utils import timezone
 from core.errors import ServiceError
 from polls.models import Option, Poll
 from polls.rules import PURGE_AFTER
-from polls.selectors import option_span, span_dict
+from polls.spans import option_span, span_data
 from webhooks.services import record_event
 
 # A date option is past once its day is over everywhere; a floating time option gets the
@@ -100,7 +100,7 @@ def schedule_poll(*, poll: Poll, option_id: str) -> Poll:
         raise ServiceError(f"poll {poll.pk} is already scheduled at another option; reopen it to pick a different one")
     if poll.status not in (Status.OPEN, Status.CLOSED):
         raise _refuse(poll, "schedule", "open or closed")
-    span = span_dict(option.date, option.start_time, option.duration)
+    span = span_data(option_span(option.date, option.start_time, option.duration))
     return record_change(poll, "poll.scheduled", extra={"event": span}, status=Status.SCHEDULED, scheduled_option=option)
 
 

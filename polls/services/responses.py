@@ -10,6 +10,7 @@ from core.formats import parse_email
 from polls.models import Option, Participant, Poll, Vote
 from polls.rules import max_length
 from polls.services.lifecycle import locked_poll
+from polls.services.tallies import count_votes
 from webhooks.services import record_event
 
 NAME_MAX_LENGTH = max_length(Participant, "name")
@@ -72,9 +73,9 @@ def create_response(*, poll: Poll, name: str, email: str | None = None, votes: d
     name, email, votes = clean_response(poll=poll, name=name, email=email, votes=votes or {})
     now = timezone.now()
     participant = Participant.objects.create(poll=poll, name=name, email=email, created_at=now, updated_at=now)
-    Vote.objects.bulk_create(
-        Vote(participant=participant, option_id=option_id, type=kind) for option_id, kind in votes.items() if kind
-    )
+    answered = [(option_id, kind) for option_id, kind in votes.items() if kind]
+    Vote.objects.bulk_create(Vote(participant=participant, option_id=option_id, type=kind) for option_id, kind in answered)
+    count_votes(poll, added=answered)
     _touch(poll, now)
     record_event(space_id=poll.space_id, type="poll.participant.created", poll_id=poll.pk,
                  participant_id=participant.pk, at=now)
@@ -91,12 +92,16 @@ def _locked_participant(participant: Participant) -> tuple[Poll, Participant]:
 
 @transaction.atomic
 def update_response(
-    *, participant: Participant, name: str | None = None, email: str | None = None, votes: dict | None = None
+    *, participant: Participant, name: str | None = None, email: str | None = None, votes: dict | None = None,
+    open_only: bool = False,
 ) -> Participant:
     """Change a participant's name, e-mail (`""` removes it) and/or votes (`option id ->
-    type`, None removes that answer; options not named keep theirs), in any poll state.
+    type`, None removes that answer; options not named keep theirs), in any poll state
+    (only while the poll is open with `open_only`, as participants themselves may).
     Records `poll.participant.updated` when anything changed, nothing otherwise."""
     poll, participant = _locked_participant(participant)
+    if open_only:
+        check_accepts_responses(poll)
     current = dict(Vote.objects.filter(participant=participant).values_list("option_id", "type"))
     name, email, votes = clean_response(
         poll=poll,
@@ -110,9 +115,10 @@ def update_response(
         return participant
     now = timezone.now()
     Vote.objects.filter(participant=participant, option_id__in=changed_votes).delete()
-    Vote.objects.bulk_create(
-        Vote(participant=participant, option_id=option_id, type=kind) for option_id, kind in changed_votes.items() if kind
-    )
+    answered = [(option_id, kind) for option_id, kind in changed_votes.items() if kind]
+    Vote.objects.bulk_create(Vote(participant=participant, option_id=option_id, type=kind) for option_id, kind in answered)
+    count_votes(poll, added=answered,
+                removed=[(option_id, current[option_id]) for option_id in changed_votes if option_id in current])
     participant.name, participant.email, participant.updated_at = name, email, now
     participant.save(update_fields=["name", "email", "updated_at"])
     _touch(poll, now)
@@ -122,11 +128,15 @@ def update_response(
 
 
 @transaction.atomic
-def delete_response(*, participant: Participant) -> None:
-    """Remove a response and its votes (`poll.participant.deleted`)."""
+def delete_response(*, participant: Participant, open_only: bool = False) -> None:
+    """Remove a response and its votes (`poll.participant.deleted`); only while the poll is
+    open with `open_only`."""
     poll, participant = _locked_participant(participant)
+    if open_only:
+        check_accepts_responses(poll)
     now = timezone.now()
     participant_id = participant.pk
+    count_votes(poll, removed=list(Vote.objects.filter(participant=participant).values_list("option_id", "type")))
     participant.delete()
     _touch(poll, now)
     record_event(space_id=poll.space_id, type="poll.participant.deleted", poll_id=poll.pk,

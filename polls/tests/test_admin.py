@@ -1,12 +1,13 @@
 """The poll back office, through Django's test client logged in as a superuser. Every
 change goes through the services: the events recorded prove it."""
 
+import re
 from datetime import date
 
 import pytest
 from django.urls import reverse
 
-from conftest import form_data
+from conftest import admin_history, form_data
 from polls import services
 from polls.models import Option, Participant, Poll, Vote
 from polls.tests.factories import make_poll, option_ids, respond, time_poll_body
@@ -25,8 +26,10 @@ def messages_of(response) -> list[str]:
     return [str(message) for message in response.context["messages"]] if response.context else []
 
 
-def act(client, action: str, polls) -> list[str]:
-    response = client.post(url("changelist"), {"action": action, "_selected_action": [p.pk for p in polls]},
+def act(client, action: str, polls, query: str = "", **extra) -> list[str]:
+    """An action of the poll list, posted as the list shows (`query`: its filters; deleted
+    polls are listed, and so acted on, with `?deleted=yes`)."""
+    response = client.post(url("changelist") + query, {"action": action, "_selected_action": [p.pk for p in polls], **extra},
                            follow=True)
     assert response.status_code == 200
     return messages_of(response)
@@ -56,6 +59,7 @@ def test_pages_load(superuser_client, space, poll):
     assert "legacy (older data)" in page  # an older vote type is shown, not lost
     assert f'formaction="{url("lifecycle", timed.pk, "close")}" formmethod="post" formnovalidate>Close</button>' in page
     assert f'<a class="button" href="{url("schedule", timed.pk)}">Schedule…</a>' in page
+    assert f'<a class="button" href="{url("confirm_delete", timed.pk)}">Delete…</a>' in page
     assert 'formmethod="get"' not in page
     assert url("lifecycle", timed.pk, "restore") not in page  # only for deleted polls
     event = Event.objects.filter(poll_id=poll.pk).first()
@@ -101,9 +105,11 @@ def test_bulk_actions_call_the_services_and_report_refusals(superuser_client, sp
     assert Poll.objects.get(pk=poll.pk).status == "closed"
     act(superuser_client, "reopen_polls", [poll, scheduled])
     assert {p.status for p in Poll.objects.all()} == {"open"}
-    act(superuser_client, "delete_polls", [poll])
+    act(superuser_client, "delete_polls", [poll])  # asks first
+    assert Poll.objects.get(pk=poll.pk).deleted_at is None
+    act(superuser_client, "delete_polls", [poll], confirmed="yes")
     assert Poll.objects.get(pk=poll.pk).deleted_at is not None  # soft: still here
-    act(superuser_client, "restore_polls", [poll])
+    act(superuser_client, "restore_polls", [poll], "?deleted=yes")
     assert Poll.objects.get(pk=poll.pk).deleted_at is None
     assert event_types(poll) == ["poll.created", "poll.closed", "poll.reopened", "poll.deleted", "poll.restored"]
     assert event_types(scheduled) == ["poll.created", "poll.reopened"]
@@ -300,3 +306,68 @@ def test_the_participant_admin_checks_edits_and_removes_through_the_services(sup
     assert list(Participant.objects.filter(poll=poll).values_list("pk", flat=True)) == [carl.pk]
     assert event_types(poll).count("poll.participant.deleted") == 2
     assert Participant.objects.filter(pk=hidden.pk).exists()
+
+
+# --- Audit, confirmation, list defaults, totals and time zones ----------------------------
+
+
+def test_lifecycle_changes_are_recorded_in_the_poll_history_with_who_did_them(superuser_client, poll):
+    act(superuser_client, "close_polls", [poll])
+    superuser_client.post(url("lifecycle", poll.pk, "reopen"))
+    superuser_client.post(url("schedule", poll.pk), {"option": option_ids(poll)[1]})
+    superuser_client.post(url("lifecycle", poll.pk, "cancel"))
+    act(superuser_client, "delete_polls", [poll], confirmed="yes")
+    act(superuser_client, "restore_polls", [poll], "?deleted=yes")
+    assert admin_history(poll) == [("operator", "Closed"), ("operator", "Reopened"), ("operator", "Scheduled at 2030-01-02"),
+                             ("operator", "Canceled"), ("operator", "Deleted"), ("operator", "Restored")]
+    page = superuser_client.get(url("history", poll.pk)).content.decode()
+    assert "Scheduled at 2030-01-02" in page and "Restored" in page
+    assert poll.__class__.objects.get(pk=poll.pk).status == "canceled"
+    assert act(superuser_client, "close_polls", [poll])[-1].startswith("cannot close")  # refused: not recorded
+    assert len(admin_history(poll)) == 6
+
+
+def test_delete_asks_for_confirmation_first(superuser_client, space, poll):
+    other = make_poll(space, title="Other")
+    page = superuser_client.get(url("confirm_delete", poll.pk))
+    assert page.status_code == 200 and Poll.objects.get(pk=poll.pk).deleted_at is None
+    text = page.content.decode()
+    assert "Yes, delete" in text and f'action="{url("lifecycle", poll.pk, "delete")}"' in text
+    response = superuser_client.post(url("changelist"), {"action": "delete_polls", "_selected_action": [poll.pk, other.pk]})
+    assert response.status_code == 200 and "these 2 polls" in response.content.decode()
+    assert not Poll.objects.filter(deleted_at__isnull=False).exists()
+    superuser_client.post(url("lifecycle", poll.pk, "delete"))  # what the confirmation posts
+    assert Poll.objects.get(pk=poll.pk).deleted_at is not None
+    assert f'href="{url("confirm_delete", poll.pk)}"' not in superuser_client.get(url("change", poll.pk)).content.decode()
+
+
+def test_the_poll_list_leaves_deleted_polls_out_unless_asked(superuser_client, space, poll):
+    gone = make_poll(space, title="Gone")
+    services.delete_poll(poll=gone)
+    listed = lambda query="": {p.pk for p in superuser_client.get(url("changelist") + query).context["cl"].result_list}  # noqa: E731
+    assert listed() == {poll.pk} == listed("?deleted=no")
+    assert listed("?deleted=yes") == {gone.pk}
+    assert listed("?deleted=all") == {poll.pk, gone.pk}
+
+
+def test_the_poll_page_shows_vote_totals_and_times_in_the_poll_zone_and_utc(superuser_client, space):
+    timed = make_poll(space, time_poll_body("2030-06-03T07:00:00Z", "2030-06-03T08:00:00Z"))
+    respond(timed, "yes", "ifNeedBe", name="Ada")
+    respond(timed, "yes", "no", name="Bob")
+    page = superuser_client.get(url("change", timed.pk)).content.decode()
+    totals = page[page.index('class="vote-totals"'):page.index("</table>", page.index('class="vote-totals"'))]
+    rows = [re.sub(r"<[^>]+>", " ", row).split() for row in totals.split("<tr>")[2:]]
+    assert rows == [
+        ["2030-06-03", "07:00", "UTC", "=", "Mon", "2030-06-03", "09:00", "Europe/Berlin,", "60", "min", "2", "0", "0", "&#9733;"],
+        ["2030-06-03", "08:00", "UTC", "=", "Mon", "2030-06-03", "10:00", "Europe/Berlin,", "60", "min", "0", "1", "1"],
+    ]
+    assert "2 participants." in page
+    assert "Mon 2030-06-03 09:00 Europe/Berlin" in page  # the options inline
+
+
+def test_the_add_form_searches_spaces_as_you_type(superuser_client, space):
+    page = superuser_client.get(url("add")).content.decode()
+    assert 'data-ajax--url="/admin/autocomplete/"' in page and 'data-field-name="space"' in page
+    found = superuser_client.get("/admin/autocomplete/", {"app_label": "polls", "model_name": "poll",
+                                                          "field_name": "space", "term": space.name[:5]}).json()
+    assert [item["id"] for item in found["results"]] == [space.pk]

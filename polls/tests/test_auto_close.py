@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 import time_machine
 from django.core.management import call_command
 
-from core.jobs import run_job
+from core.tasks import run_job
 from polls import services
 from polls.models import Poll
 from polls.tests.factories import date_poll_body, make_poll, option_ids, time_poll_body

@@ -2,12 +2,13 @@
 `manage.py` would: it guards its own rules, whatever the caller checked before."""
 
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 
 import pytest
 
 from core.errors import ServiceError
 from polls import services
+from polls.generators import Generator
 from polls.models import Option, Poll
 from polls.rules import TimeSlot
 from webhooks.models import Event
@@ -42,3 +43,25 @@ def test_a_refusal_stores_nothing(space, arguments, message):
     with pytest.raises(ServiceError, match=re.escape(message)):
         services.create_poll(space=space, **{"title": "Plan", **arguments})
     assert not Poll.objects.exists() and not Option.objects.exists() and not Event.objects.exists()
+
+
+def generator(start_date=date(2030, 6, 3), end_date=date(2030, 6, 7), days=("mon",), start=time(9), end=time(11),
+              interval=30) -> Generator:
+    return Generator(start_date=start_date, end_date=end_date, days=days, start=start, end=end, interval=interval)
+
+
+@pytest.mark.parametrize("generators, message", [
+    ([generator()] * 11, "generators: at most 10; got 11"),
+    ([generator(end_date=date(2030, 6, 2))], "generators[0].endDate: must not be before startDate"),
+    ([generator(), generator(end_date=date(2031, 6, 3))], "generators[1].endDate: the range must be fewer than 366 days"),
+    ([generator(end=time(9))], "generators[0].to: must be later than from"),
+    ([generator(end=time(9, 15))], "generators[0].to: the daily window (15 min) is shorter than duration (30 min)"),
+    ([generator(days=("sun",), end_date=date(2030, 6, 4))], "generators[0].days: the date range contains none of these days"),
+    ([generator(interval=5)], "generators[0].interval: must be 15-1440 minutes"),
+])
+def test_the_generator_rules_hold_for_every_caller(space, generators, message):
+    """The limits the API's input checks are the service's own (polls/rules.py): the back
+    office or a command calling create_poll cannot bypass them."""
+    with pytest.raises(ServiceError, match=re.escape(message)):
+        services.create_poll(space=space, title="Plan", kind="time", duration=30, generators=generators)
+    assert not Poll.objects.exists() and not Option.objects.exists()

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from core.errors import ServiceError
-from core.jobs import run_job
+from core.tasks import run_job
 from polls import services
 from polls.models import Option, Participant, Poll, Vote
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, time_poll_body

@@ -7,7 +7,7 @@ import pytest
 from core.errors import ServiceError
 from polls import services
 from polls.models import Participant, Poll, Vote
-from polls.tests.factories import date_poll_body, make_poll, option_ids, respond
+from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, stored_vote
 from webhooks.models import Event
 
 
@@ -138,7 +138,7 @@ def test_older_vote_types_survive_an_update_that_does_not_touch_them(space):
     poll = make_poll(space)
     first, second, _ = option_ids(poll)
     participant = respond(poll, "yes", name="Ann")
-    Vote.objects.create(participant=participant, option_id=second, type="legacyMaybe")
+    stored_vote(participant, second, "legacyMaybe")
     services.update_response(participant=participant, name="Anna", votes={first: "no", second: "legacyMaybe"})
     assert votes_of(participant) == {first: "no", second: "legacyMaybe"}
     with pytest.raises(ServiceError, match="'otherLegacy' .* is not a vote"):

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 from django.urls import reverse
 
-from conftest import Api, form_data
+from conftest import Api, admin_history, form_data
 from spaces import services
 from spaces.models import ApiKey, Membership, Space, Subscription, User
 
@@ -215,3 +215,17 @@ def test_the_index_is_branded_with_one_users_entry_and_no_view_site_link(superus
     assert ">View site<" not in page
     assert page.count(">Users<") == 1  # the staff logins of Django's authentication app
     assert ">App users<" in page  # the people of the app (spaces.User)
+
+
+def test_bans_revocations_and_plan_changes_are_recorded_in_the_history(superuser_client, space, raw_key):
+    user = space.owner
+    act(superuser_client, "user", "ban", [user])
+    act(superuser_client, "user", "unban", [user])
+    assert admin_history(user) == [("operator", "Banned"), ("operator", "Unbanned")]
+    assert "Unbanned" in superuser_client.get(url("user", "history", user.pk)).content.decode()
+    key = ApiKey.objects.get()
+    act(superuser_client, "apikey", "revoke", [key])
+    act(superuser_client, "apikey", "revoke", [key])  # revoked already: nothing done, nothing recorded
+    assert admin_history(key) == [("operator", "Revoked")]
+    act(superuser_client, "subscription", "deactivate", [space.subscription])
+    assert admin_history(space.subscription) == [("operator", "Deactivated Pro")]

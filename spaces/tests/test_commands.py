@@ -282,3 +282,57 @@ def test_keys_list_shows_the_last_use(run, space):
     used = datetime(2099, 1, 1, tzinfo=UTC) + timedelta(minutes=3)
     ApiKey.objects.filter(pk=key_id).update(last_used_at=used)
     assert run("keys", "list", space.id)[0]["lastUsedAt"] == "2099-01-01T00:03:00.000Z"
+
+
+# --- spaces list|show, users list -----------------------------------------------------------
+
+
+def test_spaces_list_shows_plan_owner_members_and_active_keys_and_filters(run, space, django_assert_num_queries):
+    free = services.create_space(name="Beta club", owner_email="b@example.com", owner_name="B", pro=False)
+    services.add_member(space=space, email="ann@example.com", name="Ann")
+    services.create_key(space=space, name="live")
+    revoked, _ = services.create_key(space=space, name="old")
+    services.revoke_key(key=revoked)
+    with django_assert_num_queries(1):
+        rows = run("spaces", "list")
+    assert [(row["id"], row["plan"], row["members"], row["activeKeys"], row["owner"]["email"]) for row in rows] == [
+        (space.id, "pro", 2, 1, "boss@example.com"), (free.id, "free", 1, 0, "b@example.com")]
+    assert INSTANT.match(rows[0]["createdAt"])
+    assert [row["id"] for row in run("spaces", "list", "--plan", "free")] == [free.id]
+    assert [row["id"] for row in run("spaces", "list", "--plan", "pro")] == [space.id]
+    assert [row["id"] for row in run("spaces", "list", "--name", "BETA")] == [free.id]
+    assert len(run("spaces", "list", "--limit", "1")) == 1
+    text = run.text("spaces", "list")
+    assert text.splitlines()[0].split() == ["ID", "PLAN", "MEMBERS", "ACTIVE", "KEYS", "OWNER", "NAME"]
+    assert space.id in text and "Beta club" in text
+
+
+def test_spaces_show_lists_members_and_keys_never_a_key(run, space):
+    services.add_member(space=space, email="ann@example.com", name="Ann")
+    key, raw = services.create_key(space=space, name="live")
+    data = run("spaces", "show", space.id)
+    assert (data["id"], data["name"], data["plan"], data["owner"]["email"]) == (space.id, "Acme", "pro", "boss@example.com")
+    assert [member["email"] for member in data["members"]] == ["boss@example.com", "ann@example.com"]
+    assert [(k["id"], k["prefix"], k["state"]) for k in data["keys"]] == [(key.id, key.prefix, "active")]
+    text = run.text("spaces", "show", space.id)
+    assert raw not in text and raw not in str(data) and key.hash not in str(data)
+    assert "members (2):" in text and "ann@example.com" in text and key.prefix in text
+    with pytest.raises(CommandError, match="no space with id 'nope'"):
+        run("spaces", "show", "nope")
+
+
+def test_users_list_with_filters(run, space, django_assert_num_queries):
+    services.add_member(space=space, email="ann@example.com", name="Ann")
+    services.set_banned(user=User.objects.get(email="ann@example.com"), banned=True)
+    with django_assert_num_queries(1):
+        rows = run("users", "list")
+    assert [(row["email"], row["banned"], row["ownedSpaces"], row["memberOf"]) for row in rows] == [
+        ("ann@example.com", True, 0, 1), ("boss@example.com", False, 1, 1)]
+    assert [row["email"] for row in run("users", "list", "--banned")] == ["ann@example.com"]
+    assert [row["email"] for row in run("users", "list", "--not-banned")] == ["boss@example.com"]
+    assert [row["email"] for row in run("users", "list", "--email", "BOSS")] == ["boss@example.com"]
+    text = run.text("users", "list")
+    assert text.splitlines()[0].split() == ["ID", "BANNED", "OWNS", "MEMBER", "OF", "E-MAIL", "NAME"]
+    assert "ann@example.com" in text and "yes" in text
+    with pytest.raises(CommandError):
+        run("users", "list", "--banned", "--not-banned")

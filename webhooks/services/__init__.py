@@ -6,32 +6,30 @@ Delivery is at least once, whatever crashes:
   the sweeper fans out any event it was not told about (`fan_out`);
 - each delivery's retry time lives in the database; a worker claims due deliveries in a
   batch (`claim_due`, or `fan_out_and_claim` as it makes them), which gives each a lease;
-  it sends them and records the outcomes (`send_many`, `finish`); a worker that dies
-  leaves leases that expire, and the deliveries are claimed again.
+  it sends them and records each outcome as its attempt ends (`send_many`, `record`;
+  the embedded loop records what its senders hand over, `finish`); a worker that dies
+  leaves leases that expire, and the deliveries are claimed again: only the attempts it
+  was making when it died are sent twice.
 Keyword-only, transactional; the back office, `manage.py`, Celery tasks and the embedded
 loop call these and nothing else.
 
 - `events`: recording (`record_event`);
 - `endpoints`: the endpoints and their rules;
-- `delivery`: fan-out, claims, attempts, outcomes, the purge;
-- `pings`: a test ping now, a delivery sent again.
+- `delivery`: fan-out, claims, attempts, the purge;
+- `outcomes`: recording what became of each attempt;
+- `pings`: a test ping (queued, or sent now), a delivery sent again.
 """
 
 from webhooks.services.delivery import (
     CLAIM_BATCH,
-    INTERRUPTED,
-    MAX_ATTEMPTS,
-    RETRY_DELAYS,
     USER_AGENT,
-    Claim,
-    Result,
     attempt,
     claim_due,
     close_abandoned,
     deliver_due,
     fan_out,
     fan_out_and_claim,
-    finish,
+    heartbeat,
     lease_allows_attempt,
     purge,
     send,
@@ -49,14 +47,16 @@ from webhooks.services.endpoints import (
     enable_endpoint,
     rotate_secret,
     update_endpoint,
+    url_checked_ahead,
 )
 from webhooks.services.events import record_event
-from webhooks.services.pings import resend_delivery, send_ping
+from webhooks.services.outcomes import INTERRUPTED, Claim, Result, finish, record
+from webhooks.services.pings import queue_ping, resend_delivery, send_ping
 
 __all__ = [
-    "CLAIM_BATCH", "DISABLE_AFTER_FAILURES", "INTERRUPTED", "MAX_ATTEMPTS", "RETRY_DELAYS", "SECRET_OVERLAP",
+    "CLAIM_BATCH", "DISABLE_AFTER_FAILURES", "INTERRUPTED", "SECRET_OVERLAP",
     "USER_AGENT", "Claim", "EndpointLimitReached", "Result", "attempt", "claim_due", "clean_event_types", "clean_url",
     "close_abandoned", "create_endpoint", "delete_endpoint", "deliver_due", "disable_endpoint", "enable_endpoint",
-    "fan_out", "fan_out_and_claim", "finish", "lease_allows_attempt", "purge", "record_event", "resend_delivery",
-    "rotate_secret", "send", "send_many", "send_ping", "update_endpoint",
+    "fan_out", "fan_out_and_claim", "finish", "heartbeat", "lease_allows_attempt", "purge", "queue_ping", "record", "record_event",
+    "resend_delivery", "rotate_secret", "send", "send_many", "send_ping", "update_endpoint", "url_checked_ahead",
 ]

@@ -1,16 +1,18 @@
 """Delivering: fanning events out into deliveries, claiming due deliveries, making the
-attempts and recording their outcomes; closing what a crash abandoned, and the purge.
+attempts; closing what a crash abandoned, and the purge (recording the outcomes:
+`webhooks.services.outcomes`).
 
 The work is done in batches, so that a delivery costs a share of a few transactions
 rather than a dozen round trips of its own: `fan_out` makes the deliveries of many events
 at once (and may claim them in the same transaction), `claim_due` claims many due
 deliveries at once, `send_many` makes their attempts one after another over kept-alive
-connections and `finish` records all their outcomes in one transaction."""
+connections, recording each outcome as it comes (one statement each on PostgreSQL), and
+the embedded dispatcher records the outcomes its senders hand over with `finish`, one
+transaction for what arrived since its last look."""
 
 import json
 import logging
 import time
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -18,49 +20,18 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from core.formats import instant
+from core import metrics
 from core.ids import random_id
 from webhooks import selectors, sender, signing
-from webhooks.models import PING, Attempt, Delivery, Endpoint, Event
-from webhooks.services.endpoints import DISABLE_AFTER_FAILURES, switch_off
+from webhooks.models import PING, Attempt, Delivery, DispatcherHeartbeat, Endpoint, Event
+from webhooks.services.outcomes import INTERRUPTED, Claim, Result, count_failure, finish, record
 
 logger = logging.getLogger("service.webhooks")
 
-# Waits after the 1st to 5th failed attempt; the 6th failure marks the delivery failed.
-RETRY_DELAYS = (
-    timedelta(minutes=1),
-    timedelta(minutes=5),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-    timedelta(hours=12),
-)
-MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
 USER_AGENT = "Service-Webhooks/1.0"
-INTERRUPTED = "interrupted: the worker stopped before recording the outcome"
 
 # Deliveries one sender claims at a time (fan-out with claims, `deliver_due`).
 CLAIM_BATCH = 20
-
-
-@dataclass
-class Claim:
-    """A delivery in one worker's hands until `delivery.claimed_until`; `attempt` is the
-    attempt it is about to make (its id is the X-Service-Delivery header)."""
-
-    delivery: Delivery
-    attempt: Attempt
-    token: str
-
-
-@dataclass
-class Result:
-    """What became of a claim: its attempt's outcome, or None if the attempt was not
-    started (the worker is stopping, or its lease no longer covers an attempt); then the
-    claim is given back."""
-
-    claim: Claim
-    outcome: sender.Outcome | None
-    canceled: bool = False
 
 
 def _oldest_unlocked(queryset: QuerySet, order: str, limit: int) -> QuerySet:
@@ -180,13 +151,20 @@ def attempt(claim: Claim) -> Result:
     if refusal:
         return Result(claim, sender.Outcome(status_code=None, error=refusal, duration_ms=0), canceled=True)
     timestamp = int(time.time())
+    secrets = endpoint.signing_secrets()
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         "X-Service-Event": event.type,
         "X-Service-Delivery": claim.attempt.pk,
         "X-Service-Webhook-Version": json.loads(event.body)["version"],
-        "X-Service-Signature": signing.signature_header(secret=endpoint.signing_secrets(), body=event.body, timestamp=timestamp),
+        "X-Service-Signature": signing.signature_header(secret=secrets, body=event.body, timestamp=timestamp),
+        # Standard Webhooks, beside ours: the event id is the message id (the same for every retry).
+        "webhook-id": event.id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signing.standard_signature_header(
+            secret=secrets, msg_id=event.id, body=event.body, timestamp=timestamp
+        ),
     }
     outcome = sender.post(endpoint.url, event.body.encode(), headers, timeout=settings.WEBHOOKS_TIMEOUT_SECONDS)
     return Result(claim, outcome)
@@ -201,117 +179,21 @@ def send(claim: Claim) -> sender.Outcome:
 
 def send_many(claims: list[Claim]) -> int:
     """Make the claimed attempts one after another (kept-alive connections make a burst to
-    one endpoint cheap), then record their outcomes together. An attempt starts only while
-    its lease allows (`lease_allows_attempt`): the claims left behind a slow receiver are
-    given back, due at once. Returns how many attempts were made."""
-    results = [attempt(claim) if lease_allows_attempt(claim) else Result(claim, None) for claim in claims]
-    finish(results)
-    return sum(1 for result in results if result.outcome is not None)
-
-
-def finish(results: list[Result]) -> None:
-    """Record the outcomes of attempts in one transaction: each attempt's result, each
-    delivery's new state (if the claim is still this worker's: a lease that ran out and
-    was claimed again belongs to the new holder), the endpoints' failure counts. A claim
-    whose attempt was never started is given back, due at once, its attempt unmade."""
-    if not results:
-        return
-    now = timezone.now()
-    made = [result for result in results if result.outcome is not None]
-    for result in made:
-        outcome = result.outcome
-        attempt_row = result.claim.attempt
-        attempt_row.finished_at, attempt_row.duration_ms, attempt_row.status_code = now, outcome.duration_ms, outcome.status_code
-        attempt_row.succeeded, attempt_row.error, attempt_row.response_excerpt = outcome.ok, outcome.error, outcome.excerpt
-    with transaction.atomic():
-        if made:
-            Attempt.objects.bulk_update(
-                [result.claim.attempt for result in made],
-                ["finished_at", "duration_ms", "status_code", "succeeded", "error", "response_excerpt"],
-            )
-        tokens = {result.claim.delivery.pk: result.claim.token for result in results}
-        held = {
-            pk for pk, token in Delivery.objects.select_for_update().filter(pk__in=tokens).values_list("pk", "claim_token")
-            if token == tokens[pk]
-        }
-        for result in results:
-            if result.claim.delivery.pk not in held:
-                # The lease ran out and another worker claimed the delivery: it decides.
-                logger.warning("webhook lease lost before the outcome was recorded",
-                               extra={"delivery": result.claim.delivery.pk})
-        results = [result for result in results if result.claim.delivery.pk in held]
-        _give_back([result.claim for result in results if result.outcome is None])
-        succeeded = [result for result in results if result.outcome is not None and result.outcome.ok]
-        others = [result for result in results if result.outcome is not None and not result.outcome.ok]
-        if succeeded:  # the common case: one UPDATE for them all
-            fields = _next_state(succeeded[0], now=now)  # the same for every success
-            deliveries = [result.claim.delivery for result in succeeded]
-            Delivery.objects.filter(pk__in=[delivery.pk for delivery in deliveries]).update(**fields)
-            counted = {delivery.endpoint_id for delivery in deliveries if delivery.event.type != PING}
-            Endpoint.objects.filter(pk__in=counted, failure_streak__gt=0).update(failure_streak=0)
-            for delivery in deliveries:
-                _apply(delivery, fields)
-        for result in others:
-            delivery = result.claim.delivery
-            fields = _next_state(result, now=now)
-            Delivery.objects.filter(pk=delivery.pk).update(**fields)
-            _apply(delivery, fields)
-            if fields["status"] == Delivery.Status.FAILED and delivery.event.type != PING:
-                _count_failure(delivery.endpoint_id, now)
-            _log_failure(result.claim, result.outcome, fields)
-
-
-def _next_state(result: Result, *, now: datetime) -> dict:
-    """The delivery's fields after the attempt: done, or due again after the retry delay."""
-    delivery, outcome = result.claim.delivery, result.outcome
-    fields = {"claimed_until": None, "claim_token": "", "last_error": outcome.error}
-    if outcome.ok:
-        fields.update(status=Delivery.Status.SUCCEEDED, next_attempt_at=None, finished_at=now)
-    elif result.canceled:
-        fields.update(status=Delivery.Status.CANCELED, next_attempt_at=None, finished_at=now)
-    elif delivery.attempts >= delivery.max_attempts:
-        fields.update(status=Delivery.Status.FAILED, next_attempt_at=None, finished_at=now)
-    else:
-        fields.update(status=Delivery.Status.PENDING, next_attempt_at=now + RETRY_DELAYS[delivery.attempts - 1])
-    return fields
-
-
-def _apply(delivery: Delivery, fields: dict) -> None:
-    for name, value in fields.items():
-        setattr(delivery, name, value)
-
-
-def _log_failure(claim: Claim, outcome: sender.Outcome, fields: dict) -> None:
-    """One line per failed attempt, saying what happens next."""
-    delivery = claim.delivery
-    if fields.get("status") == Delivery.Status.CANCELED:
-        then = "canceled"
-    elif fields.get("status") == Delivery.Status.FAILED:
-        then = "failed: no attempt left"
-    else:
-        then = f"retry at {instant(fields['next_attempt_at'])}"
-    logger.warning("webhook attempt failed", extra={
-        "endpoint": delivery.endpoint_id, "event": delivery.event_id, "event_type": delivery.event.type,
-        "delivery": delivery.pk, "attempt": claim.attempt.pk, "attempt_number": delivery.attempts,
-        "status_code": outcome.status_code, "error": outcome.error, "then": then,
-    })
-
-
-def _give_back(claims: list[Claim]) -> None:
-    """Undo claims whose attempt was never started: due again at once, for any worker."""
-    if not claims:
-        return
-    Attempt.objects.filter(pk__in=[claim.attempt.pk for claim in claims]).delete()
-    Delivery.objects.filter(pk__in=[claim.delivery.pk for claim in claims]).update(
-        claimed_until=None, claim_token="", attempts=F("attempts") - 1
-    )
-
-
-def _count_failure(endpoint_id: str, now: datetime) -> None:
-    """A failed delivery adds one to the endpoint's failure count, and the 20th in a row
-    disables it (a success resets the count: see `finish`)."""
-    Endpoint.objects.filter(pk=endpoint_id).update(failure_streak=F("failure_streak") + 1)
-    switch_off(endpoint_id, reason=f"{DISABLE_AFTER_FAILURES} failed deliveries in a row", now=now, only_if_failing=True)
+    one endpoint cheap), recording each outcome as soon as its attempt ends (`record`: one
+    statement on PostgreSQL), so that a worker that dies re-sends at most the attempt it
+    was making, not its whole batch. An attempt starts only while its lease allows
+    (`lease_allows_attempt`): the claims left behind a slow receiver are given back, due
+    at once. Returns how many attempts were made."""
+    made = 0
+    left = []
+    for claim in claims:
+        if lease_allows_attempt(claim):
+            record(attempt(claim))
+            made += 1
+        else:
+            left.append(Result(claim, None))
+    finish(left)
+    return made
 
 
 def deliver_due(*, budget_seconds: float = 60.0, limit: int | None = None) -> int:
@@ -345,7 +227,8 @@ def close_abandoned() -> int:
             Attempt.objects.filter(delivery_id=delivery_id, finished_at__isnull=True).update(finished_at=now,
                                                                                              error=INTERRUPTED)
             if event_type != PING:
-                _count_failure(endpoint_id, now)
+                count_failure(endpoint_id, now)
+            metrics.delivery_finished(Delivery.Status.FAILED)
             closed += 1
     return closed
 
@@ -367,3 +250,11 @@ def purge(*, older_than: datetime, batch: int = 1000) -> int:
             Delivery.objects.filter(event_id__in=ids).delete()
             Event.objects.filter(pk__in=ids).delete()
         purged += len(ids)
+
+
+def heartbeat(name: str) -> None:
+    """The embedded dispatcher `name` (host:pid) is alive now: one UPDATE of its row (an
+    INSERT the first time)."""
+    now = timezone.now()
+    if not DispatcherHeartbeat.objects.filter(pk=name).update(beat_at=now):
+        DispatcherHeartbeat.objects.update_or_create(pk=name, defaults={"beat_at": now})

@@ -2,16 +2,20 @@
 rotation, enabling and disabling."""
 
 import logging
+import threading
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core import metrics
 from core.errors import ServiceError
 from spaces.models import Space
 from webhooks import signing, targets
 from webhooks.models import EVENT_TYPES, PING, Delivery, Endpoint
+from webhooks.rules import EndpointLimitReached
 
 logger = logging.getLogger("service.webhooks")
 
@@ -20,12 +24,6 @@ DISABLE_AFTER_FAILURES = 20
 
 # How long a replaced secret keeps signing after `rotate_secret`.
 SECRET_OVERLAP = timedelta(hours=24)
-
-
-class EndpointLimitReached(ServiceError):
-    """The space has 5 webhook endpoints already (`Endpoint.MAX_PER_SPACE`)."""
-
-    code = "TOO_MANY_WEBHOOKS"
 
 
 def clean_event_types(event_types: list[str] | None) -> list[str]:
@@ -41,12 +39,46 @@ def clean_event_types(event_types: list[str] | None) -> list[str]:
     return [name for name in EVENT_TYPES if name in chosen]
 
 
+_ahead = threading.local()  # per request (greenlet): the URL checked ahead, see `url_checked_ahead`
+
+
+@contextmanager
+def url_checked_ahead(url, *, released=nullcontext):
+    """Check the URL rules now, resolving the host, and have `clean_url` use the outcome
+    for this URL inside the block instead of resolving again. A view wraps its create or
+    update in this: the lookup happens before any transaction (with SQLite one holds the
+    database's write lock), and inside `released` (the view gives its request slot back
+    meanwhile), so a slow or silent DNS server holds up no one else. Refusals are raised
+    later, by `clean_url`, in the service's order. The sender checks every address again
+    when it connects."""
+    if not isinstance(url, str):
+        yield
+        return
+    with released():
+        try:
+            outcome = (targets.check_url(url), "")
+        except targets.ForbiddenTarget as exc:
+            outcome = (None, str(exc))
+    _ahead.checked = (url, outcome)
+    try:
+        yield
+    finally:
+        _ahead.checked = None
+
+
 def clean_url(url: str) -> str:
     """The URL rules (`webhooks.targets.check_url`) as a ServiceError."""
-    try:
-        return targets.check_url(url)
-    except targets.ForbiddenTarget as exc:
-        raise ServiceError(f"url: {exc}") from None
+    checked = getattr(_ahead, "checked", None)
+    if checked is not None and checked[0] == url:
+        cleaned, refusal = checked[1]
+    else:
+        try:
+            cleaned, refusal = targets.check_url(url), ""
+        except targets.ForbiddenTarget as exc:
+            cleaned, refusal = None, str(exc)
+    if cleaned is None:
+        raise ServiceError(f"url: {refusal}")
+    return cleaned
 
 
 @transaction.atomic
@@ -136,9 +168,10 @@ def switch_off(endpoint_id: str, *, reason: str, now: datetime, only_if_failing:
         return False
     # Pending deliveries not in a worker's hands end here; one in flight finishes, and
     # the check in `send` cancels any later attempt.
-    Delivery.objects.filter(endpoint_id=endpoint_id, status=Delivery.Status.PENDING).exclude(event__type=PING).filter(
-        Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
-    ).update(status=Delivery.Status.CANCELED, next_attempt_at=None, finished_at=now,
-             last_error=f"not sent: {reason}")
+    canceled = Delivery.objects.filter(endpoint_id=endpoint_id, status=Delivery.Status.PENDING).exclude(
+        event__type=PING).filter(Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)).update(
+        status=Delivery.Status.CANCELED, next_attempt_at=None, finished_at=now, last_error=f"not sent: {reason}")
+    for _ in range(canceled):
+        metrics.delivery_finished(Delivery.Status.CANCELED)
     logger.warning("webhook endpoint disabled", extra={"endpoint": endpoint_id, "reason": reason})
     return True

@@ -3,14 +3,25 @@ gets, and a raw TCP server for misbehaving peers), endpoints pointing at them, a
 helpers that run the dispatcher the way a worker does."""
 
 import json
+import os
+import shutil
+import signal
 import socket
 import socketserver
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote
 
 import pytest
+import redis
 import stripe
+from django.conf import settings
+from django.db import connection
 from pytest_httpserver import HTTPServer
 
 from webhooks import services
@@ -64,6 +75,61 @@ def clock(time_machine):
     """A controlled clock that keeps ticking: `clock.shift(seconds)` jumps ahead."""
     time_machine.move_to(datetime.now(UTC), tick=True)
     return time_machine
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Broker:
+    """A Redis server of our own (no persistence): killing it loses the queued tasks."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = None
+        self.start()
+
+    def start(self):
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if redis.Redis.from_url(self.url).ping():
+                    return
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        raise AssertionError("redis-server did not start")
+
+    def kill(self):
+        self.process.kill()
+        self.process.wait(10)
+
+
+@pytest.fixture
+def broker():
+    """A Redis broker of this test's own: a shared Redis database would let another test
+    run's worker take our tasks."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed")
+    server = Broker()
+    yield server
+    server.kill()
+
+
+def use_broker(url: str) -> str:
+    """Point the Celery app at another broker; returns the previous one."""
+    from config.celery import app
+
+    previous = app.conf.broker_url
+    app.conf.broker_url = url
+    app._after_fork()  # forget pooled connections (app.close() would unregister the app)
+    return previous
 
 
 def run_worker() -> int:
@@ -154,3 +220,110 @@ def read_request(conn: socket.socket) -> bytes:
             break
         body += chunk
     return data
+
+
+# Service processes for the multi-process tests (test_processes, test_crashes).
+
+ROOT = Path(settings.BASE_DIR)
+# Seconds a runjobs may take to exit after SIGTERM before the test calls it hung.
+STOP_BOUND = 90
+
+
+def process_env(database_url: str) -> dict:
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(
+        DATABASE_URL=database_url,
+        DJANGO_SETTINGS_MODULE="config.settings_test",
+        WEBHOOKS_DISPATCH="embedded",
+        WEBHOOKS_ALLOW_PRIVATE_URLS="true",
+        WEBHOOKS_LEASE_SECONDS="3",
+        WEBHOOKS_TIMEOUT_SECONDS="2",
+        WEBHOOKS_POLL_SECONDS="0.1",
+        LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory):
+    path = tmp_path_factory.mktemp("webhooks-db") / "template.sqlite3"
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True,
+                   env=process_env(f"sqlite:///{path}"))
+    return path
+
+
+class Processes:
+    def __init__(self, database_url: str):
+        self.env = process_env(database_url)
+        self.running: list[subprocess.Popen] = []
+
+    def call(self, *args) -> dict | list:
+        done = subprocess.run([sys.executable, "-m", "webhooks.tests.procs", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    def start(self, *args, stdin=None, group: bool = False, **env) -> subprocess.Popen:
+        """A process with this database; `group`: in a process group of its own, for a
+        service that forks (a Celery worker), which `kill_group` kills whole. Its
+        output is only kept when stdin is a pipe (a helper that answers)."""
+        output = subprocess.PIPE if stdin is not None else subprocess.DEVNULL
+        process = subprocess.Popen([sys.executable, *args], cwd=ROOT, env={**self.env, **env}, stdin=stdin,
+                                   stdout=output, stderr=output, text=True, start_new_session=group)
+        process.group = group
+        self.running.append(process)
+        return process
+
+    @staticmethod
+    def kill_group(process: subprocess.Popen) -> None:
+        """SIGKILL to the process and every process it forked: a crash of the machine."""
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait(10)
+
+    def runjobs(self) -> subprocess.Popen:
+        """`runjobs`, returned once it has installed its signal handlers and started (a
+        SIGTERM sent earlier would kill the interpreter before any handler exists). Its log
+        goes to a file, read here for the line that says so (config.settings: the test
+        settings keep INFO lines out)."""
+        log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
+        process = subprocess.Popen([sys.executable, "manage.py", "runjobs", "--only", "webhooks.sweep"], cwd=ROOT,
+                                   env={**self.env, "LOG_LEVEL": "INFO", "DJANGO_SETTINGS_MODULE": "config.settings"},
+                                   stdout=subprocess.DEVNULL, stderr=log,
+                                   text=True)
+        self.running.append(process)
+        process.log_path = log.name
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if '"message": "runjobs started"' in Path(log.name).read_text():
+                return process
+            assert process.poll() is None, Path(log.name).read_text()
+            time.sleep(0.05)
+        raise AssertionError("runjobs did not start within 60 s")
+
+    def stop_all(self):
+        for process in self.running:
+            if getattr(process, "group", False):
+                self.kill_group(process)
+            elif process.poll() is None:
+                process.kill()
+            process.communicate()
+
+
+@pytest.fixture
+def procs(request, transactional_db, tmp_path):
+    """Processes sharing one database: the PostgreSQL test database itself, or a copy of
+    a migrated SQLite file (the in-memory SQLite test database is private to us)."""
+    if connection.vendor == "postgresql":
+        db = connection.settings_dict
+        login = quote(db["USER"], safe="") + (f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else "")
+        url = f"postgres://{login}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    else:
+        path = tmp_path / "db.sqlite3"
+        shutil.copy(request.getfixturevalue("sqlite_template"), path)
+        url = f"sqlite:///{path}"
+    processes = Processes(url)
+    yield processes
+    processes.stop_all()

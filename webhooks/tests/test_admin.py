@@ -106,19 +106,26 @@ def test_resend_is_refused_for_a_disabled_endpoint(superuser_client, receiver, h
     assert Delivery.objects.count() == 1
 
 
-def test_ping_action(superuser_client, receiver, hook):
+def test_ping_action_queues_and_the_dispatcher_sends(superuser_client, receiver, hook):
     endpoint, _ = hook
     receiver.expect_request("/hook").respond_with_data("pong")
     [message] = act(superuser_client, "endpoint", "send_ping", [endpoint])
-    assert re.fullmatch(rf"Ping to {re.escape(endpoint.url)}: HTTP 200 in \d+ ms\.", message)
+    assert message == f"Ping to {endpoint.url} queued; its outcome appears in the endpoint's deliveries."
+    assert received(receiver) == []  # the request did not wait for the receiver
+    assert run_worker() == 1
     [got] = received(receiver)
     assert (got["body"]["type"], got["body"]["data"]) == ("ping", {})
+    assert Delivery.objects.get().status == Delivery.Status.SUCCEEDED
 
 
-def test_ping_action_reports_a_failure(superuser_client, receiver, hook):
+def test_a_failed_ping_shows_in_the_delivery_log(superuser_client, receiver, hook):
     endpoint, _ = hook
     receiver.expect_request("/hook").respond_with_data("no", status=404)
-    assert act(superuser_client, "endpoint", "send_ping", [endpoint]) == [f"Ping to {endpoint.url} failed: HTTP 404"]
+    act(superuser_client, "endpoint", "send_ping", [endpoint])
+    run_worker()
+    delivery = Delivery.objects.get()
+    assert (delivery.status, delivery.last_error) == (Delivery.Status.FAILED, "HTTP 404")
+    assert run_worker() == 0  # never retried
 
 
 def test_disable_and_enable_actions(superuser_client, hook):
@@ -151,3 +158,29 @@ def test_deleting_an_endpoint(superuser_client, hook):
 def test_changelists_and_searches_load(superuser_client, hook, model):
     assert superuser_client.get(url(model, "changelist")).status_code == 200
     assert superuser_client.get(url(model, "changelist"), {"q": "hook"}).status_code == 200
+
+
+def test_endpoint_changes_rotations_and_resends_are_recorded_in_the_history(superuser_client, receiver, hook, space):
+    from conftest import admin_history
+    from polls.tests.factories import make_poll
+
+    endpoint, secret = hook
+    superuser_client.post(url("endpoint", "change", endpoint.pk), {"url": receiver.url_for("/other"),
+                                                                   "event_types": ["poll.created"]})
+    act(superuser_client, "endpoint", "disable", [endpoint])
+    act(superuser_client, "endpoint", "enable", [endpoint])
+    act(superuser_client, "endpoint", "rotate_secret", [endpoint])
+    receiver.expect_request("/other").respond_with_data("ok")
+    act(superuser_client, "endpoint", "send_ping", [endpoint])
+    assert admin_history(endpoint) == [
+        ("operator", "Changed URL and Event types."), ("operator", "Disabled"), ("operator", "Enabled"),
+        ("operator", "Rotated the signing secret"), ("operator", "Queued a test ping"),
+    ]
+    history_page = superuser_client.get(url("endpoint", "history", endpoint.pk)).content.decode()
+    assert "Rotated the signing secret" in history_page and Endpoint.objects.get().secret not in history_page
+    make_poll(space)
+    run_worker()
+    delivery = Delivery.objects.exclude(event__type="ping").get()
+    act(superuser_client, "delivery", "resend", [delivery])
+    again = Delivery.objects.exclude(pk=delivery.pk).exclude(event__type="ping").get()
+    assert admin_history(delivery) == [("operator", f"Resent as delivery {again.pk}")]

@@ -321,32 +321,44 @@ def test_rotate_and_add_from_the_command_line_too(run, space, hook):
 # --- Ping and the delivery log ---------------------------------------------------------------
 
 
-def test_ping_answers_the_delivery(api, hook, receiver):
+def test_ping_answers_202_at_once_and_the_dispatcher_sends_it(api, hook, receiver):
     endpoint, secret = hook
     receiver.expect_request("/hook").respond_with_data("pong")
     r = api.post(f"/v1/webhooks/{endpoint.id}/ping")
-    assert r.status_code == 200
+    assert r.status_code == 202
     data = r.body["data"]
+    assert (data["status"], data["attempts"], data["finishedAt"]) == ("pending", [], None)
+    assert data["event"]["type"] == "ping"
+    assert received(receiver) == []  # the request did not wait for the receiver
+    assert run_worker() == 1
     [request] = received(receiver)
     assert request["body"]["type"] == "ping" and request["body"]["data"] == {}
     assert verify(request["raw"], request["headers"], secret)
     assert data["event"] == {"id": request["body"]["id"], "type": "ping", "createdAt": request["body"]["createdAt"]}
-    assert (data["status"], data["nextAttemptAt"]) == ("succeeded", None) and INSTANT.match(data["finishedAt"])
-    [attempt] = data["attempts"]
+    [logged] = api.get(f"/v1/webhooks/{endpoint.id}/deliveries").body["data"]
+    assert logged["id"] == data["id"]
+    assert (logged["status"], logged["nextAttemptAt"]) == ("succeeded", None) and INSTANT.match(logged["finishedAt"])
+    [attempt] = logged["attempts"]
     assert attempt["id"] == request["headers"]["X-Service-Delivery"]
     assert (attempt["statusCode"], attempt["succeeded"], attempt["error"]) == (200, True, None)
     assert isinstance(attempt["durationMs"], int) and INSTANT.match(attempt["startedAt"])
 
 
-def test_a_refused_ping_is_reported_not_an_error(api, hook, receiver):
+def test_a_refused_ping_is_reported_in_the_log_and_never_retried(api, hook, receiver, clock):
     endpoint, _ = hook
     receiver.expect_request("/hook").respond_with_data("nope", status=503)
     services.disable_endpoint(endpoint=endpoint)  # a ping goes out even so
-    data = api.post(f"/v1/webhooks/{endpoint.id}/ping").body["data"]
+    assert api.post(f"/v1/webhooks/{endpoint.id}/ping").status_code == 202
+    run_worker()
+    clock.shift(3600)
+    assert run_worker() == 0
+    [data] = api.get(f"/v1/webhooks/{endpoint.id}/deliveries").body["data"]
     assert data["status"] == "failed"
     [attempt] = data["attempts"]
     assert (attempt["statusCode"], attempt["succeeded"]) == (503, False) and "503" in attempt["error"]
     assert len(received(receiver)) == 1
+    endpoint.refresh_from_db()
+    assert endpoint.failure_streak == 0  # a test ping does not count
 
 
 def test_deliveries_newest_first_with_attempts(api, hook, receiver, clock):

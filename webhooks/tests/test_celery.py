@@ -10,31 +10,18 @@ from celery.contrib.testing.worker import start_worker
 from django.db import transaction
 
 from config.celery import app
-from webhooks import dispatch, services
+from webhooks import dispatch, jobs, services
 from webhooks.models import Delivery, Event
-from webhooks.tests.fixtures import received
-
-BROKER = "redis://127.0.0.1:6379/6"
-
-
-def use_broker(url: str) -> str:
-    """Point the Celery app at another broker; returns the previous one."""
-    previous = app.conf.broker_url
-    app.conf.broker_url = url
-    app._after_fork()  # forget pooled connections (app.close() would unregister the app)
-    return previous
+from webhooks.tests.fixtures import received, use_broker
 
 
 @pytest.fixture
-def celery_broker(local_urls):
-    """Celery mode with a Redis broker of our own (database 6), emptied before and after."""
+def celery_broker(local_urls, broker):
+    """Celery mode with a Redis broker of our own (a redis-server of this test)."""
     local_urls.WEBHOOKS_DISPATCH = "celery"
-    client = redis.Redis.from_url(BROKER)
-    client.flushdb()
-    previous = use_broker(BROKER)
+    previous = use_broker(broker.url)
     yield app
     use_broker(previous)
-    client.flushdb()
 
 
 def wait_until(condition, timeout: float = 15.0) -> None:
@@ -61,7 +48,7 @@ def test_an_event_is_delivered_by_a_celery_worker_right_after_the_commit(celery_
 
 
 def client_queue_length() -> int:
-    return redis.Redis.from_url(BROKER).llen("celery")
+    return redis.Redis.from_url(app.conf.broker_url).llen("celery")
 
 
 def test_a_broker_that_is_down_loses_nothing(local_urls, receiver, hook, space, caplog,
@@ -81,7 +68,7 @@ def test_a_broker_that_is_down_loses_nothing(local_urls, receiver, hook, space, 
     finally:
         use_broker(previous)
     local_urls.WEBHOOKS_DISPATCH = "embedded"
-    dispatch.sweep()
+    jobs.sweep()
     assert [got["body"]["id"] for got in received(receiver)] == [event.id]
 
 

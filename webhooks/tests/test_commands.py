@@ -6,7 +6,7 @@ import pytest
 from django.core.management.base import CommandError
 
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
-from webhooks.tests.fixtures import received, verify
+from webhooks.tests.fixtures import received, run_worker, verify
 
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
@@ -135,3 +135,78 @@ def test_a_failed_ping_exits_non_zero_and_is_never_retried(run, receiver, hook, 
     assert Attempt.objects.count() == 1
     endpoint.refresh_from_db()
     assert endpoint.failure_streak == 0  # a test ping does not count
+
+
+# --- deliveries and resend ------------------------------------------------------------------
+
+
+def _two_deliveries(make_endpoint, receiver, space):
+    """Two endpoints of the space; a poll event delivered to one (200) and failed once at
+    the other (500, pending a retry)."""
+    from polls.tests.factories import make_poll
+
+    receiver.expect_request("/ok").respond_with_data("ok")
+    receiver.expect_request("/down").respond_with_data("no", status=500)
+    ok, _ = make_endpoint(receiver.url_for("/ok"))
+    down, _ = make_endpoint(receiver.url_for("/down"))
+    make_poll(space)
+    run_worker()
+    return ok, down
+
+
+def test_deliveries_lists_and_filters_by_endpoint_status_space_and_type(run, make_endpoint, receiver, space, make_space):
+    ok, down = _two_deliveries(make_endpoint, receiver, space)
+    rows = run("webhooks", "deliveries")
+    assert {(row["endpointId"], row["status"], row["attempts"], row["eventType"]) for row in rows} == {
+        (ok.id, "succeeded", 1, "poll.created"), (down.id, "pending", 1, "poll.created")}
+    failing = run("webhooks", "deliveries", "--endpoint", down.id)
+    assert [row["endpointId"] for row in failing] == [down.id]
+    assert "500" in failing[0]["lastError"] and INSTANT.match(failing[0]["nextAttemptAt"])
+    assert [row["endpointId"] for row in run("webhooks", "deliveries", "--status", "succeeded")] == [ok.id]
+    assert run("webhooks", "deliveries", "--space", make_space()[0].id) == []
+    assert run("webhooks", "deliveries", "--event-type", "poll.deleted") == []
+    assert len(run("webhooks", "deliveries", "--limit", "1")) == 1
+    text = run.text("webhooks", "deliveries", "--endpoint", down.id)
+    assert text.splitlines()[0].split() == ["ID", "STATUS", "ATTEMPTS", "CREATED", "ENDPOINT", "EVENT", "LAST", "ERROR"]
+    assert failing[0]["id"] in text and "pending" in text
+
+
+def test_deliveries_refuses_an_unknown_endpoint_or_space_and_a_bad_status(run, db):
+    with pytest.raises(CommandError, match="no webhook endpoint with id 'nope'"):
+        run("webhooks", "deliveries", "--endpoint", "nope")
+    with pytest.raises(CommandError, match="no space with id 'nope'"):
+        run("webhooks", "deliveries", "--space", "nope")
+    with pytest.raises(CommandError, match="invalid choice"):
+        run("webhooks", "deliveries", "--status", "lost")
+
+
+def test_resend_queues_the_same_event_again_as_a_new_delivery(run, make_endpoint, receiver, space):
+    ok, _ = _two_deliveries(make_endpoint, receiver, space)
+    first = Delivery.objects.get(endpoint=ok)
+    data = run("webhooks", "resend", first.id)
+    assert data["resentFrom"] == first.id and data["id"] != first.id
+    assert (data["endpointId"], data["eventId"], data["status"], data["attempts"]) == (ok.id, first.event_id, "pending", 0)
+    receiver.expect_request("/ok").respond_with_data("ok")
+    run_worker()
+    assert Delivery.objects.get(pk=data["id"]).status == Delivery.Status.SUCCEEDED
+    bodies = [request["body"] for request in received(receiver) if request["body"]["id"] == first.event_id]
+    assert len(bodies) >= 2 and bodies[-1] == bodies[0]
+    assert run.text("webhooks", "resend", first.id).startswith("Delivery ")
+
+
+def test_resend_refuses_an_unknown_delivery_a_ping_and_a_disabled_endpoint(run, receiver, hook, make_endpoint, space):
+    with pytest.raises(CommandError, match="no webhook delivery with id 'nope'"):
+        run("webhooks", "resend", "nope")
+    endpoint, _ = hook
+    receiver.expect_request("/hook").respond_with_data("ok")
+    run("webhooks", "ping", endpoint.id)
+    ping = Delivery.objects.get(endpoint=endpoint)
+    with pytest.raises(CommandError, match="a ping is not resent"):
+        run("webhooks", "resend", ping.id)
+    count = Delivery.objects.count()
+    run("webhooks", "disable", endpoint.id)
+    ping.event.type = "poll.created"
+    ping.event.save()
+    with pytest.raises(CommandError, match="the endpoint is disabled"):
+        run("webhooks", "resend", ping.id)
+    assert Delivery.objects.count() == count

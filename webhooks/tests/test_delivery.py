@@ -1,16 +1,23 @@
 """Delivery to a real local receiver: envelope, headers, signature, fan-out rules."""
 
+import base64
 import json
 import re
+import time
+from pathlib import Path
 
 import pytest
 import stripe
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+from conftest import openapi_document
+from polls.tests.factories import date_poll_body
 from spaces import services as space_services
-from webhooks import services
+from webhooks import services, signing
 from webhooks.models import CONTRACT_EVENT_TYPES, EVENT_TYPES, PAYLOAD_VERSION, Attempt, Delivery, Event
 from webhooks.tests.fixtures import received, run_worker, verify
 
+DOC = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
@@ -145,3 +152,47 @@ def test_recording_an_unknown_type_is_a_programming_error(space):
     with pytest.raises(ValueError, match="unknown event type 'poll.exploded'"):
         services.record_event(space_id=space.id, type="poll.exploded", poll_id="AbCdEf123456")
     assert Event.objects.count() == 0
+
+
+def standard_webhooks_key(secret: str) -> str:
+    """The conversion docs/webhooks.md gives (run from the document itself): the
+    `standardwebhooks` libraries read the text after `whsec_` as standard base64, ours is
+    base64url."""
+    [code] = re.findall(r"```python\n(import base64\nfrom standardwebhooks.*?)```", DOC.read_text(), re.S)
+    namespace: dict = {}
+    exec(code.split("\npayload = ")[0], namespace)  # noqa: S102 - our own documentation
+    return namespace["standard_webhooks_key"](secret)
+
+
+def test_standard_webhooks_and_stripe_verify_the_same_deliveries_side_by_side(api, hook, receiver):
+    """Every delivery carries both schemes: `X-Service-Signature` (Stripe's) unchanged, and
+    the Standard Webhooks headers; each library verifies them with the secret the API
+    returned, before and during a rotation (one signature per secret)."""
+    endpoint, old = hook
+    receiver.expect_request("/hook").respond_with_data("ok")
+    api.post("/v1/polls", date_poll_body("2030-01-02"))
+    run_worker()
+    new = api.post(f"/v1/webhooks/{endpoint.id}/rotate-secret").body["data"]["secret"]
+    api.post("/v1/polls", date_poll_body("2030-01-03"))
+    run_worker()
+    before, during = received(receiver)
+    for request, secrets in ((before, [old]), (during, [new, old])):
+        headers = dict(request["headers"])
+        assert headers["Webhook-Id"] == request["body"]["id"]
+        assert headers["Webhook-Timestamp"] == re.match(r"t=(\d+),", headers["X-Service-Signature"])[1]
+        assert headers["Webhook-Signature"].count("v1,") == len(secrets) == headers["X-Service-Signature"].count("v1=")
+        for parameter in openapi_document()["webhooks"]["poll.created"]["post"]["parameters"]:  # as documented
+            if "pattern" in parameter["schema"]:
+                assert re.fullmatch(parameter["schema"]["pattern"], headers[parameter["name"].title()])
+        for secret in secrets:
+            assert verify(request["raw"], request["headers"], secret)  # Stripe's library
+            assert Webhook(standard_webhooks_key(secret)).verify(request["raw"], headers) == request["body"]
+            assert Webhook(base64.urlsafe_b64decode(secret[6:] + "=")).verify(request["raw"], headers)  # the key bytes
+            assert signing.standard_key(secret) == standard_webhooks_key(secret)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(standard_webhooks_key("whsec_" + "x" * 43)).verify(during["raw"], dict(during["headers"]))
+    with pytest.raises(WebhookVerificationError):
+        Webhook(standard_webhooks_key(new)).verify(during["raw"] + " ", dict(during["headers"]))
+    retried = dict(during["headers"], **{"Webhook-Timestamp": str(int(time.time()) - 600)})
+    with pytest.raises(WebhookVerificationError):  # an old timestamp: a replay
+        Webhook(standard_webhooks_key(new)).verify(during["raw"], retried)

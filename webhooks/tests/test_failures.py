@@ -1,15 +1,19 @@
 """Receivers that fail or misbehave, the retry schedule, and disabling after 20 failures."""
 
 import json
+import socket
+import struct
 import time
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from core import metrics
 from webhooks import services
 from webhooks.models import Attempt, Delivery, Endpoint
 from webhooks.tests.fixtures import read_request, received, run_worker, trickle_answer, verify
+from webhooks.tests.test_ssrf import dns  # noqa: F401 - the fake DNS fixture
 
 
 def record(space, type="poll.created"):
@@ -101,7 +105,8 @@ def test_a_connection_closed_without_an_answer_fails(attempt_against):
 
     attempt, _ = attempt_against(hang_up)
     assert not attempt.succeeded and attempt.status_code is None
-    assert attempt.error.startswith("connection failed: ")
+    # Closed with the request still unread on its side, the peer's kernel answers a reset.
+    assert attempt.error in ("the receiver closed the connection without answering", "connection reset by the receiver")
     assert Delivery.objects.get().status == Delivery.Status.PENDING
 
 
@@ -112,7 +117,39 @@ def test_a_refused_connection_fails(raw_receiver, make_endpoint, space):
     record(space)
     run_worker()
     attempt = only_attempt()
-    assert not attempt.succeeded and attempt.error.startswith("connection failed: ")
+    assert (attempt.succeeded, attempt.error) == (False, "connection refused")
+
+
+def reset(conn):
+    read_request(conn)
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with RST
+    conn.close()
+
+
+@pytest.mark.parametrize(("behave", "error"), [
+    (reset, "connection reset by the receiver"),
+    (lambda conn: read_request(conn) and conn.sendall(b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n"),
+     "response too large: a header line over 64 KiB"),
+    (lambda conn: read_request(conn) and conn.sendall(b"hello there\r\n\r\n"), "the answer is not valid HTTP"),
+], ids=["reset", "huge-header", "not-http"])
+def test_a_failure_is_told_in_the_receivers_words(attempt_against, api, behave, error):
+    """What an integrator reads in the delivery log names what happened, never one of
+    our classes or the HTTP library's (it read `connection failed:
+    _VettedHTTPConnection(host='127.0.0.1', port=9009): ...`)."""
+    attempt, _ = attempt_against(behave)
+    assert (attempt.succeeded, attempt.error) == (False, error)
+    endpoint_id = attempt.delivery.endpoint_id
+    [delivery] = api.get(f"/v1/webhooks/{endpoint_id}/deliveries").body["data"]
+    assert delivery["attempts"][0]["error"] == error
+
+
+def test_an_unresolvable_name_is_a_dns_failure(dns, make_endpoint, space):  # noqa: F811
+    dns["hooks.test"] = ["127.0.0.1"]
+    make_endpoint("http://hooks.test:9/hook")
+    del dns["hooks.test"]  # the name stopped resolving after the endpoint was saved
+    record(space)
+    run_worker()
+    assert only_attempt().error == "DNS failure: the host 'hooks.test' cannot be resolved (Name or service not known)"
 
 
 def test_a_huge_body_is_read_only_up_to_64_kib(attempt_against):
@@ -262,3 +299,48 @@ def test_disabling_cancels_pending_retries(receiver, hook, space, clock):
     clock.shift(3600)
     assert run_worker() == 0
     assert len(receiver.log) == 1
+
+
+def test_a_receiver_answering_410_gone_disables_its_endpoint_at_once(api, superuser_client, receiver, hook, space):
+    """Standard Webhooks' convention: 410 Gone asks for no more. The delivery ends (no
+    retry), the endpoint is disabled with the reason, its other pending deliveries are
+    canceled, and the API and the back office show it."""
+    endpoint, _ = hook
+    finished = finished_counts()
+    receiver.expect_request("/hook").respond_with_data("gone", status=410)
+    record(space)
+    services.fan_out()
+    record(space, type="poll.updated")  # made, not yet sent
+    services.fan_out()
+    [claim] = services.claim_due(limit=1)
+    services.send_many([claim])
+    endpoint.refresh_from_db()
+    assert (endpoint.is_enabled, endpoint.disabled_reason) == (False, "the receiver answered 410 Gone")
+    assert endpoint.failure_streak == 0
+    sent = Delivery.objects.get(pk=claim.delivery.pk)
+    assert (sent.status, sent.attempts, sent.last_error, sent.next_attempt_at) == (
+        Delivery.Status.FAILED, 1, "HTTP 410", None)
+    other = Delivery.objects.exclude(pk=sent.pk).get()
+    assert (other.status, other.last_error) == (Delivery.Status.CANCELED, "not sent: the receiver answered 410 Gone")
+    assert run_worker() == 0 and len(receiver.log) == 1
+    assert finished_counts() == {**finished, "failed": finished["failed"] + 1, "canceled": finished["canceled"] + 1}
+
+    data = api.get(f"/v1/webhooks/{endpoint.id}").body["data"]
+    assert (data["enabled"], data["disabledReason"]) == (False, "the receiver answered 410 Gone")
+    assert data["disabledAt"] is not None
+    page = superuser_client.get(f"/admin/webhooks/endpoint/{endpoint.pk}/change/").content.decode()
+    assert "the receiver answered 410 Gone" in page
+
+
+def finished_counts() -> dict[str, float]:
+    """This process's `service_webhook_deliveries_finished` counter, by outcome."""
+    return {outcome: metrics.DELIVERIES.labels(outcome)._value.get() for outcome in ("succeeded", "failed", "canceled")}
+
+
+def test_each_final_state_is_counted_once_for_the_metrics(receiver, hook, space, clock):
+    receiver.expect_request("/hook").respond_with_data("ok")
+    before = finished_counts()
+    for _ in range(3):
+        record(space)
+    assert run_worker() == 3
+    assert finished_counts() == {**before, "succeeded": before["succeeded"] + 3}

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from webhooks import dispatch, services
+from webhooks import dispatch, jobs, services
 from webhooks.models import Attempt, Delivery, Event
 from webhooks.tests.fixtures import run_worker
 
@@ -22,7 +22,7 @@ def test_purge_forgets_old_finished_events_with_their_deliveries_and_attempts(re
     recent = services.record_event(space_id=space.id, type="poll.created", poll_id="new000000001")
     services.fan_out()
 
-    dispatch.purge()
+    jobs.purge()
 
     assert set(Event.objects.values_list("pk", flat=True)) == {old_pending.id, recent.id}
     assert not Delivery.objects.filter(event_id=old_done.id).exists()
@@ -33,7 +33,7 @@ def test_purge_forgets_old_finished_events_with_their_deliveries_and_attempts(re
 def test_purge_keeps_events_not_yet_dispatched(space, clock):
     event = services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
     clock.shift(timedelta(days=365))
-    dispatch.purge()
+    jobs.purge()
     assert Event.objects.filter(pk=event.id).exists()
 
 

@@ -3,112 +3,17 @@ file like the embedded mode's): workers contending for the same deliveries, a
 `runjobs` killed mid-delivery, and a graceful stop."""
 
 import json
-import os
-import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from pathlib import Path
-from urllib.parse import quote
 
-import pytest
-from django.conf import settings
-from django.db import connection
 from werkzeug import Response
 
 from tests.hammer import release_together
-
-ROOT = Path(settings.BASE_DIR)
-# Seconds a runjobs may take to exit after SIGTERM before the test calls it hung.
-STOP_BOUND = 90
-
-
-def process_env(database_url: str) -> dict:
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
-    env.update(
-        DATABASE_URL=database_url,
-        DJANGO_SETTINGS_MODULE="config.settings_test",
-        WEBHOOKS_DISPATCH="embedded",
-        WEBHOOKS_ALLOW_PRIVATE_URLS="true",
-        WEBHOOKS_LEASE_SECONDS="3",
-        WEBHOOKS_TIMEOUT_SECONDS="2",
-        WEBHOOKS_POLL_SECONDS="0.1",
-        LOG_LEVEL="WARNING",
-    )
-    return env
-
-
-@pytest.fixture(scope="session")
-def sqlite_template(tmp_path_factory):
-    path = tmp_path_factory.mktemp("webhooks-db") / "template.sqlite3"
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, check=True,
-                   env=process_env(f"sqlite:///{path}"))
-    return path
-
-
-class Processes:
-    def __init__(self, database_url: str):
-        self.env = process_env(database_url)
-        self.running: list[subprocess.Popen] = []
-
-    def call(self, *args) -> dict | list:
-        done = subprocess.run([sys.executable, "-m", "webhooks.tests.procs", *args], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout)
-
-    def start(self, *args, stdin=None, **env) -> subprocess.Popen:
-        process = subprocess.Popen([sys.executable, *args], cwd=ROOT, env={**self.env, **env}, stdin=stdin,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.running.append(process)
-        return process
-
-    def runjobs(self) -> subprocess.Popen:
-        """`runjobs`, returned once it has installed its signal handlers and started (a
-        SIGTERM sent earlier would kill the interpreter before any handler exists). Its log
-        goes to a file, read here for the line that says so (config.settings: the test
-        settings keep INFO lines out)."""
-        log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-        process = subprocess.Popen([sys.executable, "manage.py", "runjobs", "--only", "webhooks.sweep"], cwd=ROOT,
-                                   env={**self.env, "LOG_LEVEL": "INFO", "DJANGO_SETTINGS_MODULE": "config.settings"},
-                                   stdout=subprocess.DEVNULL, stderr=log,
-                                   text=True)
-        self.running.append(process)
-        process.log_path = log.name
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if '"message": "runjobs started"' in Path(log.name).read_text():
-                return process
-            assert process.poll() is None, Path(log.name).read_text()
-            time.sleep(0.05)
-        raise AssertionError("runjobs did not start within 60 s")
-
-    def stop_all(self):
-        for process in self.running:
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
-
-
-@pytest.fixture
-def procs(request, transactional_db, tmp_path):
-    """Processes sharing one database: the PostgreSQL test database itself, or a copy of
-    a migrated SQLite file (the in-memory SQLite test database is private to us)."""
-    if connection.vendor == "postgresql":
-        db = connection.settings_dict
-        login = quote(db["USER"], safe="") + (f":{quote(db['PASSWORD'], safe='')}" if db["PASSWORD"] else "")
-        url = f"postgres://{login}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    else:
-        path = tmp_path / "db.sqlite3"
-        shutil.copy(request.getfixturevalue("sqlite_template"), path)
-        url = f"sqlite:///{path}"
-    processes = Processes(url)
-    yield processes
-    processes.stop_all()
+from webhooks.tests.fixtures import STOP_BOUND
 
 
 def test_workers_in_separate_processes_never_take_the_same_delivery(procs):

@@ -80,6 +80,8 @@ class Command(GroupCommand):
         "update-response": "Change a response's name, e-mail or votes (event poll.participant.updated).",
         "remove-response": "Remove a response (event poll.participant.deleted).",
         "close-past": "Close every open poll whose options are all in the past (reason auto); runs periodically.",
+        "recount": "Rebuild the tallies (votes per option and type) of a poll, or of every poll, from the votes; "
+                   "prints how many were wrong.",
         "purge-deleted": f"Remove for good the polls deleted more than {PURGE_AFTER.days} days ago; runs periodically.",
     }
 
@@ -160,6 +162,19 @@ class Command(GroupCommand):
         data = participant_summary(participant)
         services.delete_response(participant=participant)
         return {**data, "deleted": True}, f"Participant {participant_id} removed from poll {data['pollId']}."
+
+    # Tallies -----------------------------------------------------------------------------
+
+    def arguments_recount(self, parser):
+        parser.add_argument("poll_id", metavar="POLL_ID", nargs="?", help="one poll (deleted ones too); default: every poll")
+
+    def do_recount(self, *, poll_id=None, **_):
+        poll = poll_or_error(poll_id, include_deleted=True) if poll_id else None
+        repaired = services.recount_tallies(poll=poll)
+        where = f"poll {poll_id}" if poll_id else "every poll"
+        return {"pollId": poll_id, "repaired": repaired}, (
+            f"Tallies of {where}: {repaired} repaired." if repaired else f"Tallies of {where} agree with the votes."
+        )
 
     # Periodic jobs -----------------------------------------------------------------------
 

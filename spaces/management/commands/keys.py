@@ -5,25 +5,9 @@ from datetime import datetime
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from core.commands import GroupCommand, optional_instant
+from core.commands import GroupCommand
 from spaces import selectors, services
-from spaces.commands import space_or_error
-from spaces.models import ApiKey
-
-
-def key_dict(key: ApiKey, now: datetime) -> dict:
-    """What an operator may see of a key: never its hash or salt."""
-    return {
-        "id": key.id,
-        "spaceId": key.space_id,
-        "name": key.name,
-        "prefix": key.prefix,
-        "state": selectors.key_state(key, now),
-        "createdAt": optional_instant(key.created_at),
-        "lastUsedAt": optional_instant(key.last_used_at),
-        "expiresAt": optional_instant(key.expires_at),
-        "revokedAt": optional_instant(key.revoked_at),
-    }
+from spaces.commands import key_dict, space_or_error
 
 
 def parse_instant(value: str) -> datetime:

@@ -1,12 +1,12 @@
-"""`manage.py webhooks add|list|remove|enable|disable|ping`: webhook endpoints of a space.
-A new endpoint's secret is printed once."""
+"""`manage.py webhooks add|list|remove|enable|disable|ping|rotate-secret|deliveries|resend`:
+webhook endpoints of a space and their deliveries. A new endpoint's secret is printed once."""
 
 from django.core.management.base import CommandError
 
-from core.commands import GroupCommand, optional_instant
+from core.commands import GroupCommand, optional_instant, table, text_cell
 from spaces.commands import space_or_error
 from webhooks import selectors, services, targets
-from webhooks.models import EVENT_TYPES, Delivery, Endpoint
+from webhooks.models import EVENT_TYPES, PING, Delivery, Endpoint
 
 
 def endpoint_dict(endpoint: Endpoint) -> dict:
@@ -25,6 +25,23 @@ def endpoint_dict(endpoint: Endpoint) -> dict:
     }
 
 
+def delivery_dict(delivery: Delivery) -> dict:
+    """A delivery as operators see it: the outcome so far, not the body."""
+    return {
+        "id": delivery.id,
+        "endpointId": delivery.endpoint_id,
+        "eventId": delivery.event_id,
+        "eventType": delivery.event.type,
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "maxAttempts": delivery.max_attempts,
+        "createdAt": optional_instant(delivery.created_at),
+        "nextAttemptAt": optional_instant(delivery.next_attempt_at) if delivery.status == Delivery.Status.PENDING else None,
+        "finishedAt": optional_instant(delivery.finished_at),
+        "lastError": delivery.last_error or None,
+    }
+
+
 def endpoint_or_error(endpoint_id: str) -> Endpoint:
     endpoint = selectors.get_endpoint(endpoint_id)
     if endpoint is None:
@@ -39,7 +56,7 @@ def parse_events(value: str | None) -> list[str] | None:
 
 
 class Command(GroupCommand):
-    help = "Add, list, remove, enable, disable and ping the webhook endpoints of a space."
+    help = "Add, list, remove, enable, disable and ping the webhook endpoints of a space; list and resend deliveries."
     actions = {
         "add": "Add an endpoint (at most 5 per space); prints its id and its secret, which is shown only once.",
         "list": "List the endpoints of a space (never their secrets).",
@@ -48,6 +65,8 @@ class Command(GroupCommand):
         "disable": "Disable an endpoint: nothing more is sent to it; pending retries are canceled.",
         "ping": "Send a test ping (type 'ping', data {}) now and print the outcome; exits 1 if it failed.",
         "rotate-secret": "Give an endpoint a new secret (printed once); the old one keeps signing for 24 hours.",
+        "deliveries": "List deliveries newest first (status, attempts, last error), by endpoint, space, status or type.",
+        "resend": "Send a delivery's event to its endpoint again, as a new delivery with the full retry schedule.",
     }
 
     def arguments_add(self, parser):
@@ -129,6 +148,36 @@ class Command(GroupCommand):
                 "previousSecretExpiresAt": optional_instant(endpoint.previous_secret_expires_at)}
         return data, f"id: {endpoint.id}\nsecret: {secret}"
 
+    def arguments_deliveries(self, parser):
+        parser.add_argument("--endpoint", metavar="ENDPOINT_ID", help="only deliveries to this endpoint")
+        parser.add_argument("--space", metavar="SPACE_ID", help="only deliveries to this space's endpoints")
+        parser.add_argument("--status", choices=[status.value for status in Delivery.Status])
+        parser.add_argument("--event-type", metavar="TYPE", choices=[*EVENT_TYPES, PING],
+                            help=f"only this event type: {', '.join(EVENT_TYPES)} or {PING}")
+        parser.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+
+    def do_deliveries(self, *, endpoint, space, status, event_type, limit, **_):
+        if endpoint:
+            endpoint_or_error(endpoint)
+        if space:
+            space_or_error(space)
+        rows = [delivery_dict(delivery) for delivery in selectors.operator_deliveries(
+            endpoint_id=endpoint, space_id=space, status=status, event_type=event_type, limit=limit)]
+        columns = [("ID", "id"), ("STATUS", "status"), ("ATTEMPTS", "attempts"), ("CREATED", "createdAt"),
+                   ("ENDPOINT", "endpointId"), ("EVENT", "eventType"), ("LAST ERROR", "lastError")]
+        return rows, _table(rows, columns) if rows else "No deliveries."
+
+    def arguments_resend(self, parser):
+        parser.add_argument("delivery_id", metavar="DELIVERY_ID")
+
+    def do_resend(self, *, delivery_id, **_):
+        delivery = selectors.get_delivery(delivery_id)
+        if delivery is None:
+            raise CommandError(f"no webhook delivery with id {delivery_id!r}")
+        again = selectors.get_delivery(services.resend_delivery(delivery=delivery).pk)
+        return ({**delivery_dict(again), "resentFrom": delivery.id},
+                f"Delivery {again.id} queued: event {again.event_id} ({again.event.type}) to endpoint {again.endpoint_id}.")
+
     def handle(self, *args, **options):
         self.result_failed = False
         super().handle(*args, **options)
@@ -143,12 +192,8 @@ COLUMNS = [("ID", "id"), ("ENABLED", "enabled"), ("FAILED IN A ROW", "failedInAR
 def _cell(value) -> str:
     if isinstance(value, list):
         return "all" if value == list(EVENT_TYPES) else ",".join(value)
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
+    return text_cell(value)
 
 
-def _table(rows: list[dict]) -> str:
-    cells = [[title for title, _ in COLUMNS]] + [[_cell(row[field]) for _, field in COLUMNS] for row in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in cells)
+def _table(rows: list[dict], columns=COLUMNS) -> str:
+    return table(rows, columns, _cell)

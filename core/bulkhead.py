@@ -1,0 +1,97 @@
+"""Admission of a request into a web process: a per-space bulkhead in front of the
+process's request slots (config/wsgi.py).
+
+A process runs WEB_CONCURRENT_REQUESTS requests through Django at once. Without more, a
+space that sends many requests at a time fills every slot, and the requests of every other
+space queue behind its. The bulkhead gives each space a compartment of at most
+WEB_SPACE_CONCURRENT_REQUESTS of the slots (fewer than all): a space's further requests
+wait in its own compartment, not in the queue for the slots, so another space's request
+waits for at most the compartments' worth of requests ahead of it.
+
+The space is known before Django runs from the API key (a digest of the Authorization
+header), once this process has authenticated that key (the request middleware puts the space's id in the WSGI
+environ: SPACE_ID). API requests whose space is not known yet (a key's first request here,
+a forged key, no key) share one compartment; the back office has its own, and so do the
+other pages (the app's pages, the API reference): a flood of forged keys cannot crowd out
+spaces already known, staff, or the people answering polls.
+"""
+
+import hashlib
+import threading
+from contextlib import contextmanager
+
+#: Set in the WSGI environ by the request middleware: the space the request was
+#: authenticated as (None if it was not).
+SPACE_ID = "service.space_id"
+
+UNKNOWN = "unknown"
+BACK_OFFICE = "back office"
+PAGES = "pages"
+_MAX_KEYS = 100_000  # keys remembered per process (a few MB at most)
+_local = threading.local()  # per greenlet under gevent: the request's process slots
+
+
+class Bulkhead:
+    def __init__(self, per_compartment: int):
+        self.per_compartment = per_compartment
+        self._lock = threading.Lock()
+        self._compartments: dict[str, threading.BoundedSemaphore] = {}
+        self._space_of_key: dict[bytes, str] = {}
+
+    def compartment(self, environ) -> str:
+        path = environ.get("PATH_INFO", "")
+        if path.startswith("/admin/"):
+            return BACK_OFFICE
+        if not path.startswith("/v1/"):
+            return PAGES
+        return self._space_of_key.get(_key_digest(environ), UNKNOWN)
+
+    def learn(self, environ) -> None:
+        """After a request: remember the space its key was authenticated as."""
+        space_id = environ.get(SPACE_ID)
+        if space_id:
+            digest = _key_digest(environ)
+            if self._space_of_key.get(digest) != space_id:
+                if len(self._space_of_key) >= _MAX_KEYS:
+                    self._space_of_key.clear()
+                self._space_of_key[digest] = space_id
+
+    def acquire(self, name: str, timeout: float | None) -> bool:
+        with self._lock:
+            semaphore = self._compartments.get(name)
+            if semaphore is None:
+                semaphore = self._compartments[name] = threading.BoundedSemaphore(self.per_compartment)
+        return semaphore.acquire(timeout=timeout)
+
+    def release(self, name: str) -> None:
+        self._compartments[name].release()
+
+
+def _key_digest(environ) -> bytes:
+    return hashlib.sha256(environ.get("HTTP_AUTHORIZATION", "").encode("latin-1", "replace")).digest()
+
+
+@contextmanager
+def holding(slots: threading.BoundedSemaphore):
+    """config/wsgi.py: the request runs holding one of these slots (see `slot_released`)."""
+    _local.slots = slots
+    try:
+        yield
+    finally:
+        _local.slots = None
+
+
+@contextmanager
+def slot_released():
+    """Give the request's slot to others while it waits on the outside world (a DNS
+    lookup), and take one again after. Only where no transaction is open: with SQLite a
+    transaction holds the database's write lock. Outside a web request: nothing to do."""
+    slots = getattr(_local, "slots", None)
+    if slots is None:
+        yield
+        return
+    slots.release()
+    try:
+        yield
+    finally:
+        slots.acquire()  # each holder is bounded by its own deadline

@@ -1,0 +1,68 @@
+"""Hand-written SELECTs of whole model rows, for the few hot paths where building the SQL
+with the ORM on every request costs more than running it (docs/performance.md). The SQL
+text is made once from the models' metadata; each row is turned into model instances with
+the database backend's converters, exactly as the ORM does, so callers get the same objects
+as from a queryset. Everything else uses the ORM."""
+
+from django.db import connection
+
+
+class Table:
+    """A model's concrete columns under a table alias in a hand-written SELECT."""
+
+    def __init__(self, model, alias: str):
+        self.model, self.alias = model, alias
+        self.fields = model._meta.concrete_fields
+        self.names = [field.attname for field in self.fields]
+        self.width = len(self.fields)
+        self.pk_index = self.names.index(model._meta.pk.attname)
+        self._converters: dict[str, list] = {}  # vendor -> per column: [(converter, expression)]
+
+    @property
+    def table(self) -> str:
+        return f"{connection.ops.quote_name(self.model._meta.db_table)} {self.alias}"
+
+    def column(self, name: str) -> str:
+        return f"{self.alias}.{connection.ops.quote_name(self.model._meta.get_field(name).column)}"
+
+    def columns(self) -> str:
+        q = connection.ops.quote_name
+        return ", ".join(f"{self.alias}.{q(field.column)}" for field in self.fields)
+
+    def converter(self, name: str):
+        """value -> value as the ORM gives it, for the column of field `name` alone."""
+        col = self.model._meta.get_field(name).get_col(self.alias)
+        converters = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+
+        def convert(value):
+            for function in converters:
+                value = function(value, col, connection)
+            return value
+
+        return convert
+
+    def build(self, values):
+        """The instance from this table's columns of a row; None when its id is NULL (the
+        outer side of a LEFT JOIN that found nothing)."""
+        converters = self._converters.get(connection.vendor)
+        if converters is None:
+            converters = self._converters[connection.vendor] = [
+                [(convert, col) for convert in connection.ops.get_db_converters(col) + col.get_db_converters(connection)]
+                for col in (field.get_col(self.alias) for field in self.fields)
+            ]
+        values = list(values)
+        for index, column_converters in enumerate(converters):
+            for convert, col in column_converters:
+                values[index] = convert(values[index], col, connection)
+        if values[self.pk_index] is None:
+            return None
+        return self.model.from_db(connection.alias, self.names, values)
+
+
+def split(row, *tables: Table) -> list:
+    """The instances of `tables` from one row that selected their columns in that order."""
+    built, start = [], 0
+    for table in tables:
+        built.append(table.build(row[start:start + table.width]))
+        start += table.width
+    return built

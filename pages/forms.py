@@ -1,0 +1,41 @@
+"""The pages' forms: a participant's answer and a comment. Votes are read beside the form
+(`read_votes`): one radio group per option, named by the option's id."""
+
+from django import forms
+
+from core.formats import EMAIL_MAX_LENGTH
+from polls.models import Vote
+from polls.rules import COMMENT_MAX_LENGTH
+from polls.services import VOTE_TYPES
+from polls.services.comments import COMMENT_NAME_MAX_LENGTH
+from polls.services.responses import NAME_MAX_LENGTH
+
+HONEYPOT = "website"  # a field people never see (CSS) and bots fill in
+
+
+class AnswerForm(forms.Form):
+    name = forms.CharField(max_length=NAME_MAX_LENGTH, strip=True)
+    email = forms.EmailField(max_length=EMAIL_MAX_LENGTH, required=False)
+
+    def __init__(self, *args, require_email: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["email"].required = require_email
+
+
+class CommentForm(forms.Form):
+    name = forms.CharField(max_length=COMMENT_NAME_MAX_LENGTH, strip=True)
+    text = forms.CharField(max_length=COMMENT_MAX_LENGTH, strip=True)
+
+
+def read_votes(data, options, allow_tentative: bool, current: dict | None = None) -> tuple[dict, list[str]]:
+    """({option id: vote or None}, problems) from the radio groups; a group left blank is
+    no answer. Only the votes the poll offers are accepted (or the one already `current`)."""
+    current = current or {}
+    offered = set(VOTE_TYPES) if allow_tentative else set(VOTE_TYPES) - {Vote.IF_NEED_BE}
+    votes, problems = {}, []
+    for option in options:
+        value = data.get(option.id, "")
+        if value and value not in offered and value != current.get(option.id):
+            problems.append(f"{value!r} is not an answer this poll offers")
+        votes[option.id] = value or None
+    return votes, problems

@@ -1,0 +1,45 @@
+"""What every page response carries, and the pages' own answer to a crash.
+
+- A Content-Security-Policy that allows scripts, styles and images from this origin only
+  (no inline script, no inline style), forms posted here only, no framing; the Referer only
+  to this origin (an edit link holds its token in the URL; `no-referrer` would make browsers
+  send `Origin: null`, which the CSRF check refuses).
+- A crash or a database failure under a page is an HTML page (500, 503), not the API's
+  JSON envelope."""
+
+import logging
+
+from django.conf import settings
+from django.db import DatabaseError
+
+from pages.views import error_page
+
+PAGE_PREFIXES = ("/invite/", "/poll/")
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+
+logger = logging.getLogger("service.pages")
+
+
+class PageMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if request.path.startswith(PAGE_PREFIXES):
+            response["Content-Security-Policy"] = CSP
+            response["Referrer-Policy"] = "same-origin"
+            response["X-Frame-Options"] = "DENY"
+        return response
+
+    def process_exception(self, request, exception):
+        if not request.path.startswith(PAGE_PREFIXES):
+            return None
+        if isinstance(exception, DatabaseError):
+            logger.warning("page failed on the database: %s", exception)
+            return error_page(request, 503, "Try again later", "The service is busy or under maintenance; please "
+                              "try again in a moment.",
+                              headers={"Retry-After": str(settings.DATABASE_UNAVAILABLE_RETRY_AFTER)})
+        logger.exception("page crashed", extra={"path": request.path})
+        return error_page(request, 500, "Something went wrong", "The page could not be shown. Please try again.")

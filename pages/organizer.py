@@ -1,0 +1,277 @@
+"""The organizer's page (`{APP_URL}/poll/{pollId}`, the `adminUrl`): sign in with a one-time
+link sent by e-mail, then see full results and every participant, and run the poll: close,
+reopen, schedule, cancel, edit, remove participants and comments, delete, download the
+answers as CSV. Every action goes through the services the back office uses, so each sends
+the same event. docs/app.md describes it."""
+
+import csv
+import logging
+from datetime import timedelta
+
+from django import forms
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from core.errors import ServiceError
+from core.formats import EMAIL_MAX_LENGTH
+from pages import services
+from pages.display import display_zone, option_label
+from pages.mail import send_sign_in_link
+from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, scores
+from polls import selectors
+from polls import services as poll_services
+from polls.models import Comment, Participant, Poll
+from polls.rules import DESCRIPTION_MAX_LENGTH, LOCATION_MAX_LENGTH, SETTINGS, TITLE_MAX_LENGTH
+from spaces.models import User
+
+logger = logging.getLogger("service.pages")
+
+SESSION_KEY = "pages_organizer"  # the signed-in organizer's user id, in Django's session
+SESSION_IDLE = timedelta(days=14)  # a session unused this long ends
+PARTICIPANTS_PAGE = 50
+ORGANIZER_DONE = {
+    "closed": "The poll is closed.", "reopened": "The poll is open again.", "scheduled": "The poll is scheduled.",
+    "canceled": "The event is called off.", "edited": "Your changes are saved.",
+    "participant-removed": "The participant is removed.", "comment-removed": "The comment is removed.",
+}
+
+
+class SignInForm(forms.Form):
+    email = forms.EmailField(max_length=EMAIL_MAX_LENGTH)
+
+
+class DetailsForm(forms.Form):
+    title = forms.CharField(max_length=TITLE_MAX_LENGTH)
+    description = forms.CharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, widget=forms.Textarea)
+    location = forms.CharField(max_length=LOCATION_MAX_LENGTH, required=False)
+
+
+# The five settings (`polls.rules.SETTINGS`) as the organizer reads them.
+SETTING_LABELS = {
+    "require_email": "Participants must give an e-mail address",
+    "hide_participants": "Hide participants' names and answers from each other",
+    "hide_scores": "Hide the totals until a participant has answered",
+    "disable_comments": "Turn comments off",
+    "allow_tentative_votes": "Allow “If need be” answers",
+}
+for _column, _label in SETTING_LABELS.items():
+    DetailsForm.base_fields[_column] = forms.BooleanField(required=False, label=_label)
+assert set(SETTING_LABELS) == {column for column, _ in SETTINGS.values()}
+
+
+def organizer(request, poll: Poll):
+    """Who manages `poll` in this request: staff signed into the back office (True), the
+    signed-in member of its space (their User; the session's idle clock restarts), or None."""
+    if request.user.is_authenticated and request.user.is_staff:
+        return True
+    user_id = request.session.get(SESSION_KEY)
+    if not user_id:
+        return None
+    user = User.objects.filter(pk=user_id).first()
+    if not services.may_manage(user, poll):
+        return None
+    request.session.set_expiry(int(SESSION_IDLE.total_seconds()))
+    return user
+
+
+def _poll_or_404(request, poll_id):
+    poll = selectors.find_invited_poll(poll_id)
+    return poll, (not_found(request) if poll is None else None)
+
+
+@require_GET
+def manage(request, poll_id: str):
+    poll, missing = _poll_or_404(request, poll_id)
+    if missing:
+        return missing
+    who = organizer(request, poll)
+    if who is None:
+        return render(request, "pages/sign_in.html", {"poll": poll, "form": SignInForm(), "honeypot": HONEYPOT})
+    return render_manage(request, poll, who)
+
+
+def render_manage(request, poll, who, *, form=None, problems=(), status=200):
+    zone = display_zone(poll, request.GET.get("tz"))
+    tallies = scores(poll)
+    options = [{"id": option.id, "label": option_label(option, zone), "score": tallies.get(option.id)}
+               for option in poll.options.all()]
+    try:
+        page = max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        page = 1
+    pages = max(1, -(-poll.participant_count // PARTICIPANTS_PAGE))
+    page = min(page, pages)
+    participants = selectors.participants_with_votes(poll, offset=(page - 1) * PARTICIPANTS_PAGE,
+                                                     limit=PARTICIPANTS_PAGE, emails=True)
+    if form is None:
+        form = DetailsForm(initial={"title": poll.title, "description": poll.description or "",
+                                    "location": poll.location or "",
+                                    **{column: getattr(poll, column) for column, _ in SETTINGS.values()}})
+    context = {
+        "poll": poll, "who": who, "zone": zone, "options": options, "participants": participants,
+        "page": page, "pages": pages, "form": form, "problems": problems,
+        "done": ORGANIZER_DONE.get(request.GET.get("done", "")) or DONE.get(request.GET.get("done", "")),
+        "comments": selectors.poll_comments(poll),
+        "scheduled_label": option_label(poll.scheduled_option, zone) if poll.scheduled_option else None,
+        "can_schedule": poll.status in (Poll.Status.OPEN, Poll.Status.CLOSED),
+        "invite_url": f"{settings.APP_URL}/invite/{poll.pk}",
+    }
+    response = render(request, "pages/organizer.html", context, status=status)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+# --- Signing in and out ------------------------------------------------------------------------
+
+
+@require_POST
+def sign_in(request, poll_id: str):
+    """Ask for a link. The answer is the same whether or not the address may manage the poll."""
+    poll, missing = _poll_or_404(request, poll_id)
+    if missing:
+        return missing
+    guard = guarded(request, poll)
+    if guard:
+        return guard
+    form = SignInForm(request.POST)
+    if not form.is_valid():
+        return render(request, "pages/sign_in.html", {"poll": poll, "form": form, "honeypot": HONEYPOT}, status=400)
+    found = services.request_sign_in(poll=poll, email=form.cleaned_data["email"])
+    if found:
+        user, token = found
+        send_sign_in_link(to=user.email, poll=poll, token=token)
+    return render(request, "pages/sign_in_sent.html", {"poll": poll})
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def sign_in_link(request, poll_id: str, token: str):
+    """GET shows a button (mail scanners that open links use nothing up); POST signs in."""
+    poll, missing = _poll_or_404(request, poll_id)
+    if missing:
+        return missing
+    if request.method != "POST":
+        if not services.sign_in_link_valid(poll=poll, token=token):
+            return _dead_link(request, poll)
+        return render(request, "pages/sign_in_confirm.html", {"poll": poll})
+    user = services.use_sign_in(poll=poll, token=token)
+    if user is None:
+        return _dead_link(request, poll)
+    request.session.cycle_key()  # a new session id: nothing set before signing in carries over
+    request.session[SESSION_KEY] = user.pk
+    request.session.set_expiry(int(SESSION_IDLE.total_seconds()))
+    logger.info("organizer signed in", extra={"poll_id": poll.pk, "user_id": user.pk})
+    return redirect("pages:manage", poll.pk)
+
+
+def _dead_link(request, poll):
+    return error_page(request, 403, "Link not valid", "This sign-in link was used already, has expired (links work "
+                      "for 15 minutes) or is incomplete. Ask for a new one.", poll=poll, back_to_manage=True)
+
+
+@require_POST
+def sign_out(request, poll_id: str):
+    request.session.pop(SESSION_KEY, None)
+    return redirect("pages:manage", poll_id)
+
+
+# --- Actions -----------------------------------------------------------------------------------
+
+
+def _lifecycle(action):
+    return lambda poll, data: action(poll=poll)
+
+
+ACTIONS = {
+    "close": (_lifecycle(poll_services.close_poll), "closed"),
+    "reopen": (_lifecycle(poll_services.reopen_poll), "reopened"),
+    "cancel": (_lifecycle(poll_services.cancel_poll), "canceled"),
+    "schedule": (lambda poll, data: poll_services.schedule_poll(poll=poll, option_id=data.get("option", "")), "scheduled"),
+}
+
+
+@require_POST
+def act(request, poll_id: str):
+    poll, missing = _poll_or_404(request, poll_id)
+    if missing:
+        return missing
+    who = organizer(request, poll)
+    if who is None:
+        return error_page(request, 403, "Sign in first", "Only the poll's organizers can do this; sign in with "
+                          "your e-mail address.", poll=poll, back_to_manage=True)
+    action = request.POST.get("action", "")
+    try:
+        if action in ACTIONS:
+            run, done = ACTIONS[action]
+            run(poll, request.POST)
+        elif action == "edit":
+            form = DetailsForm(request.POST)
+            if not form.is_valid():
+                return render_manage(request, poll, who, form=form, status=400)
+            poll_services.update_poll(poll=poll, details=form.cleaned_data)
+            done = "edited"
+        elif action == "remove-participant":
+            participant = Participant.objects.filter(poll=poll, pk=request.POST.get("participant", "")).first()
+            if participant is None:
+                raise ServiceError("this participant is not one of the poll's")
+            poll_services.delete_response(participant=participant)
+            done = "participant-removed"
+        elif action == "remove-comment":
+            comment = Comment.objects.filter(poll=poll, pk=request.POST.get("comment", "")).first()
+            if comment is None:
+                raise ServiceError("this comment is not one of the poll's")
+            poll_services.delete_comment(comment=comment)
+            done = "comment-removed"
+        elif action == "delete":
+            poll_services.delete_poll(poll=poll)
+            return render(request, "pages/deleted.html", {"title": poll.title})
+        else:
+            return error_page(request, 400, "Not sent", "This form is not one of the page's.", poll=poll,
+                              back_to_manage=True)
+    except ServiceError as error:
+        return render_manage(request, selectors.find_invited_poll(poll.pk), who, problems=[str(error)], status=409)
+    return redirect(f"/poll/{poll.pk}?done={done}")
+
+
+def _safe(value) -> str:
+    """A CSV cell a spreadsheet will not run as a formula."""
+    text = "" if value is None else str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+class _Echo:
+    def write(self, value):
+        return value
+
+
+@require_GET
+def answers_csv(request, poll_id: str):
+    """Every participant with e-mail, time and vote per option, streamed 500 at a time."""
+    poll, missing = _poll_or_404(request, poll_id)
+    if missing:
+        return missing
+    if organizer(request, poll) is None:
+        return error_page(request, 403, "Sign in first", "Only the poll's organizers can download the answers.",
+                          poll=poll, back_to_manage=True)
+    zone = display_zone(poll, None)
+    options = list(poll.options.all())
+    writer = csv.writer(_Echo())
+
+    def rows():
+        yield writer.writerow(["Name", "E-mail", "Answered at (UTC)", *(option_label(o, zone)["text"] for o in options)])
+        offset = 0
+        while True:
+            chunk = selectors.participants_with_votes(poll, offset=offset, limit=500, emails=True)
+            for answer in chunk:
+                yield writer.writerow([_safe(answer.name), _safe(answer.email),
+                                       answer.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+                                       *(answer.votes.get(o.id, "") for o in options)])
+            if len(chunk) < 500:
+                return
+            offset += 500
+
+    response = StreamingHttpResponse(rows(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{poll.pk}-answers.csv"'
+    response["Cache-Control"] = "private, no-store"
+    return response

@@ -1,0 +1,220 @@
+"""The organizer's page over HTTP: signing in by an e-mailed link, every action through the
+lifecycle and editing services (the same events as the back office), and every refusal."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from pages.models import SignInLink
+from pages.tests.conftest import answer, csrf, poll_row
+from spaces import services as space_services
+from webhooks.models import Event
+
+pytestmark = pytest.mark.django_db
+
+
+def events(poll: dict) -> list[tuple[str, dict]]:
+    return [(event.type, event.data) for event in Event.objects.filter(poll_id=poll["id"]).order_by("created_at", "id")]
+
+
+def ask_link(client: Client, poll: dict, email: str):
+    url = f"/poll/{poll['id']}"
+    return client.post(f"{url}/sign-in", {"csrfmiddlewaretoken": csrf(client, url), "email": email})
+
+
+def link_from(mail) -> str:
+    return re.search(r"https?://\S+/poll/\S+", mail.body).group(0).split("://", 1)[1].split("/", 1)[1]
+
+
+def sign_in(client: Client, poll: dict, email: str, mailoutbox) -> None:
+    ask_link(client, poll, email)
+    path = "/" + link_from(mailoutbox[-1])
+    page = client.get(path)
+    assert page.status_code == 200 and "Sign in" in page.content.decode()
+    response = client.post(path, {"csrfmiddlewaretoken": page.context["csrf_token"]})
+    assert response.status_code == 302 and response["Location"] == f"/poll/{poll['id']}"
+
+
+@pytest.fixture
+def organizer_email(space):
+    return space.owner.email
+
+
+@pytest.fixture
+def signed_in(make_poll, organizer_email, mailoutbox):
+    poll = make_poll(disableComments=False)
+    client = Client(enforce_csrf_checks=True)
+    sign_in(client, poll, organizer_email, mailoutbox)
+    return client, poll
+
+
+def act(client: Client, poll: dict, **data):
+    return client.post(f"/poll/{poll['id']}/act", {"csrfmiddlewaretoken": csrf(client, f"/poll/{poll['id']}"), **data})
+
+
+def test_a_link_is_emailed_to_the_organizer_and_signs_in_once(make_poll, organizer_email, mailoutbox):
+    poll = make_poll()
+    client = Client(enforce_csrf_checks=True)
+    page = client.get(f"/poll/{poll['id']}")
+    assert "Send me a sign-in link" in page.content.decode()
+    response = ask_link(client, poll, organizer_email.upper())
+    assert response.status_code == 200 and "Check your e-mail" in response.content.decode()
+    assert len(mailoutbox) == 1 and mailoutbox[0].to == [organizer_email]
+    path = "/" + link_from(mailoutbox[0])
+    token = path.rsplit("/", 1)[1]
+    assert token not in SignInLink.objects.get().token_hash  # kept as a hash
+    confirm = client.get(path)
+    assert client.post(path, {"csrfmiddlewaretoken": confirm.context["csrf_token"]}).status_code == 302
+    assert "Close the poll" in client.get(f"/poll/{poll['id']}").content.decode()
+    other = Client()
+    assert other.get(path).status_code == 403  # used
+    assert other.post(path).status_code == 403
+    assert "Send me a sign-in link" in other.get(f"/poll/{poll['id']}").content.decode()
+
+
+def test_another_address_gets_the_same_answer_and_no_mail(make_poll, organizer_email, mailoutbox, space):
+    poll = make_poll()
+    space_services.get_or_create_user(email="stranger@example.com", name="Stranger")
+    known = ask_link(Client(), poll, organizer_email)
+    for email in ("stranger@example.com", "nobody@example.com"):
+        response = ask_link(Client(), poll, email)
+        assert response.status_code == 200
+        assert response.content == known.content
+    assert len(mailoutbox) == 1
+
+
+def test_a_member_of_the_space_may_sign_in(make_poll, space, mailoutbox):
+    space_services.add_member(space=space, email="colleague@example.com", name="Colleague")
+    poll = make_poll()
+    client = Client()
+    sign_in(client, poll, "colleague@example.com", mailoutbox)
+    assert "Signed in as colleague@example.com" in client.get(f"/poll/{poll['id']}").content.decode()
+
+
+def test_an_expired_link_is_refused(make_poll, organizer_email, mailoutbox, time_machine):
+    time_machine.move_to(timezone.now(), tick=True)
+    poll = make_poll()
+    client = Client()
+    ask_link(client, poll, organizer_email)
+    path = "/" + link_from(mailoutbox[0])
+    time_machine.shift(timedelta(minutes=16))
+    assert client.get(path).status_code == 403 and client.post(path).status_code == 403
+    assert client.get(f"/poll/{poll['id']}").context.get("who") is None
+
+
+def test_a_link_of_one_poll_does_not_open_another(make_poll, organizer_email, mailoutbox):
+    poll, other = make_poll(), make_poll()
+    ask_link(Client(), poll, organizer_email)
+    token = link_from(mailoutbox[0]).rsplit("/", 1)[1]
+    assert Client().post(f"/poll/{other['id']}/sign-in/{token}").status_code == 403
+
+
+def test_an_organizer_cannot_act_on_another_spaces_poll(signed_in, make_space):
+    client, _ = signed_in
+    other_space, key = make_space()
+    from conftest import Api
+
+    foreign = Api(key).post("/v1/polls", {"title": "Theirs", "kind": "date", "options": [{"date": "2030-05-02"}]}).body["data"]
+    assert "Send me a sign-in link" in client.get(f"/poll/{foreign['id']}").content.decode()
+    response = act(client, foreign, action="close")
+    assert response.status_code == 403 and poll_row(foreign).status == "open"
+    assert client.get(f"/poll/{foreign['id']}/answers.csv").status_code == 403
+
+
+def test_close_reopen_schedule_cancel_send_their_events(signed_in):
+    client, poll = signed_in
+    assert act(client, poll, action="close").status_code == 302
+    assert act(client, poll, action="reopen").status_code == 302
+    assert act(client, poll, action="schedule", option=poll["options"][1]["id"]).status_code == 302
+    page = client.get(f"/poll/{poll['id']}").content.decode()
+    assert "Scheduled for" in page and "3 May 2030" in page
+    assert act(client, poll, action="cancel").status_code == 302
+    assert [(kind, data.get("reason")) for kind, data in events(poll)[1:]] == [
+        ("poll.closed", "manual"), ("poll.reopened", None), ("poll.scheduled", None), ("poll.canceled", None)]
+    response = act(client, poll, action="close")  # canceled: not allowed
+    assert response.status_code == 409 and "cannot close" in response.content.decode()
+
+
+def test_edit_details_and_settings_the_invite_page_follows(signed_in):
+    client, poll = signed_in
+    response = act(client, poll, action="edit", title="New title", description="", location="Hall",
+                   hide_participants="on", allow_tentative_votes="on")
+    assert response.status_code == 302
+    row = poll_row(poll)
+    assert (row.title, row.location, row.hide_participants, row.require_email, row.disable_comments) == (
+        "New title", "Hall", True, False, False)
+    assert events(poll)[-1][0] == "poll.updated"
+    assert "New title" in Client().get(f"/invite/{poll['id']}").content.decode()
+    bad = act(client, poll, action="edit", title="")
+    assert bad.status_code == 400 and poll_row(poll).title == "New title"
+
+
+def test_remove_a_participant_and_a_comment(signed_in):
+    client, poll = signed_in
+    answer(Client(), poll, {poll["options"][0]["id"]: "yes"}, name="Ada", email="ada@example.com")
+    page = client.get(f"/poll/{poll['id']}").content.decode()
+    assert "ada@example.com" in page  # organizers see e-mail addresses
+    participant = poll_row(poll).participants.get()
+    assert act(client, poll, action="remove-participant", participant=participant.pk).status_code == 302
+    assert events(poll)[-1][0] == "poll.participant.deleted"
+    assert act(client, poll, action="remove-participant", participant="nope").status_code == 409
+
+
+def test_the_answers_as_csv(signed_in):
+    client, poll = signed_in
+    answer(Client(), poll, {poll["options"][0]["id"]: "yes"}, name="=cmd|evil", email="ada@example.com")
+    response = client.get(f"/poll/{poll['id']}/answers.csv")
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv; charset=utf-8"
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    assert lines[0] == "Name,E-mail,Answered at (UTC),Thursday 2 May 2030,Friday 3 May 2030"
+    assert lines[1].startswith("'=cmd|evil,ada@example.com,") and lines[1].endswith(",yes,")
+
+
+def test_delete_the_poll(signed_in, api):
+    client, poll = signed_in
+    response = act(client, poll, action="delete")
+    assert response.status_code == 200 and "Poll deleted" in response.content.decode()
+    assert api.get(f"/v1/polls/{poll['id']}").status_code == 404
+    assert Client().get(f"/invite/{poll['id']}").status_code == 404
+
+
+def test_sign_out_ends_the_session(signed_in):
+    client, poll = signed_in
+    response = client.post(f"/poll/{poll['id']}/sign-out", {"csrfmiddlewaretoken": csrf(client, f"/poll/{poll['id']}")})
+    assert response.status_code == 302
+    assert "Send me a sign-in link" in client.get(f"/poll/{poll['id']}").content.decode()
+
+
+def test_the_session_lasts_14_days_of_inactivity(signed_in):
+    client, poll = signed_in
+    client.get(f"/poll/{poll['id']}")
+    assert client.session.get_expiry_age() == 14 * 24 * 3600
+
+
+def test_staff_manage_every_poll(make_poll, superuser_client):
+    poll = make_poll()
+    assert "Signed in as staff" in superuser_client.get(f"/poll/{poll['id']}").content.decode()
+
+
+def test_actions_need_csrf_and_a_session(make_poll, signed_in):
+    client, poll = signed_in
+    assert client.post(f"/poll/{poll['id']}/act", {"action": "close"}).status_code == 403  # no CSRF token
+    assert Client().post(f"/poll/{poll['id']}/act", {"action": "close"}).status_code == 403  # not signed in
+    assert poll_row(poll).status == "open"
+
+
+def test_sign_in_requests_share_the_throttle(make_poll, settings, organizer_email, mailoutbox):
+    settings.PAGES_LIMIT_PER_POLL = (2, 100)
+    poll = make_poll()
+    for _ in range(2):
+        assert ask_link(Client(), poll, organizer_email).status_code == 200
+    assert ask_link(Client(), poll, organizer_email).status_code == 429
+    assert len(mailoutbox) == 2
+
+
+def test_unknown_poll_is_an_html_404(client):
+    assert client.get("/poll/nopenopenope").status_code == 404
+    assert client.get("/poll/abc/what").status_code == 404

@@ -1,0 +1,268 @@
+"""The invite page (`{APP_URL}/invite/{pollId}`): anyone holding the link reads the poll and
+answers it without an account; the private edit link (or this browser's cookie) changes or
+removes that answer. Server-rendered, no JavaScript needed; docs/app.md describes it."""
+
+import logging
+
+from django.conf import settings
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.csrf import csrf_failure as django_csrf_failure
+from django.views.decorators.http import require_GET, require_http_methods
+
+from core.errors import ServiceError
+from pages import services, throttle
+from pages.display import display_zone, option_label
+from pages.forms import HONEYPOT, AnswerForm, CommentForm, read_votes
+from pages.grid import option_row
+from pages.ics import event_ics
+from pages.selectors import token_participant
+from polls import selectors
+from polls import services as poll_services
+from polls.models import Poll, Vote
+
+logger = logging.getLogger("service.pages")
+
+COOKIE_MAX_AGE = 365 * 24 * 3600
+DONE = {
+    "saved": "Thank you, your answer is saved.",
+    "updated": "Your answer is updated.",
+    "removed": "Your answer is removed.",
+    "commented": "Your comment is posted.",
+}
+
+
+# --- Errors -------------------------------------------------------------------------------
+
+
+def error_page(request, status: int, title: str, message: str, *, poll=None, headers=None, back_to_manage=False):
+    response = render(request, "pages/error.html", {"title": title, "message": message, "poll": poll,
+                                                    "back_to_manage": back_to_manage}, status=status)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def not_found(request, exception=None):
+    return error_page(request, 404, "Poll not found",
+                      "This link leads to no poll: it may have been deleted, or the address is incomplete.")
+
+
+def csrf_failure(request, reason=""):
+    """CSRF_FAILURE_VIEW: the pages' own 403; the back office keeps Django's."""
+    if not request.path.startswith(("/invite/", "/poll/")):
+        return django_csrf_failure(request, reason)
+    return error_page(request, 403, "Form expired",
+                      "Your form could not be checked (cookies may be off, or the page was open too long). "
+                      "Go back, reload the page and send it again.")
+
+
+def refused(request, refusal: throttle.Refusal, poll):
+    if refusal.scope == "store":
+        return error_page(request, 503, "Try again later", "We cannot accept answers right now; please try again "
+                          "in a minute.", poll=poll, headers={"Retry-After": str(refusal.retry_after)})
+    wait = refusal.retry_after
+    when = f"{wait} seconds" if wait < 120 else (f"{-(-wait // 60)} minutes" if wait < 7200 else f"{-(-wait // 3600)} hours")
+    who = "from your network" if refusal.scope == "address" else "for this poll"
+    return error_page(request, 429, "Too many requests",
+                      f"We received too many requests {who} in a short time. Please try again in {when}.",
+                      poll=poll, headers={"Retry-After": str(wait)})
+
+
+def guarded(request, poll):
+    """Refusals every form on the page shares: the throttle and the honeypot."""
+    refusal = throttle.check(request, poll.pk)
+    if refusal:
+        return refused(request, refusal, poll)
+    if request.POST.get(HONEYPOT):
+        logger.info("honeypot filled", extra={"poll_id": poll.pk})
+        return error_page(request, 400, "Not sent", "Your form could not be accepted.", poll=poll)
+    return None
+
+
+# --- The invite page ------------------------------------------------------------------------
+
+
+def _cookie(poll) -> str:
+    return f"answer_{poll.pk}"
+
+
+def _invite_url(poll, **query) -> str:
+    url = reverse("pages:invite", args=[poll.pk])
+    return url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+
+
+def _remember(request, response, poll, token):
+    response.set_cookie(_cookie(poll), token, max_age=COOKIE_MAX_AGE, path=f"/invite/{poll.pk}",
+                        secure=request.is_secure(), httponly=True, samesite="Lax")
+    return response
+
+
+def _forget(response, poll):
+    response.delete_cookie(_cookie(poll), path=f"/invite/{poll.pk}", samesite="Lax")
+    return response
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def invite(request, poll_id: str, token: str | None = None):
+    poll = selectors.find_invited_poll(poll_id)
+    if poll is None:
+        return not_found(request)
+    from_link = token is not None
+    token = token if from_link else request.COOKIES.get(_cookie(poll))
+    me = token_participant(poll, token)
+    if from_link and me is None:
+        return error_page(request, 404, "Link not valid", "This edit link does not open an answer: the answer may "
+                          "have been removed, or the link is incomplete.", poll=poll)
+    if request.method == "POST":
+        return _post_answer(request, poll, me, token)
+    response = render_invite(request, poll, me=me, token=token if me else None)
+    if from_link:
+        _remember(request, response, poll, token)
+    elif token and me is None:
+        _forget(response, poll)
+    return response
+
+
+def _post_answer(request, poll, me, token):
+    action = request.POST.get("action", "create")
+    if action not in ("create", "update", "delete"):
+        return error_page(request, 400, "Not sent", "This form is not one of the page's.", poll=poll)
+    if action != "create" and me is None:
+        return error_page(request, 403, "Not your answer", "Only the person who gave an answer can change it, "
+                          "with the private link they received.", poll=poll)
+    if poll.status != Poll.Status.OPEN:
+        return error_page(request, 409, "Poll closed", "This poll no longer accepts or changes answers.", poll=poll)
+    guard = guarded(request, poll)
+    if guard:
+        return guard
+    if action == "delete":
+        try:
+            services.remove_answer(participant=me)
+        except ServiceError as error:
+            return error_page(request, 409, "Not removed", str(error), poll=poll)
+        return _forget(redirect(_invite_url(poll, done="removed")), poll)
+    current = {vote.option_id: vote.type for vote in me.votes.all()} if me and action == "update" else {}
+    form = AnswerForm(request.POST, require_email=poll.require_email and action == "create")
+    options = list(poll.options.all())
+    votes, problems = read_votes(request.POST, options, poll.allow_tentative_votes, current)
+    if form.is_valid() and not problems:
+        data = form.cleaned_data
+        try:
+            if action == "update":
+                services.change_answer(participant=me, name=data["name"], email=data["email"], votes=votes)
+                return redirect(_invite_url(poll, done="updated") + "#you")
+            me, token = services.answer(poll=poll, name=data["name"], email=data["email"] or None, votes=votes)
+            return _remember(request, redirect(_invite_url(poll, done="saved") + "#you"), poll, token)
+        except ServiceError as error:
+            problems.append(str(error))
+    return render_invite(request, poll, me=me if action == "update" else None, token=token if action == "update" else None,
+                         form=form, posted_votes=votes, problems=problems, status=400)
+
+
+def scores(poll) -> dict[str, dict]:
+    """option id -> {yes, maybe, no, top} from the poll's results."""
+    found = {}
+    for result in selectors.poll_results(poll).options:
+        counts = dict(result.votes)
+        found[result.option.id] = {"yes": counts.get(Vote.YES, 0), "maybe": counts.get(Vote.IF_NEED_BE, 0),
+                                   "no": counts.get(Vote.NO, 0), "top": result.is_top_choice}
+    return found
+
+
+def _page_number(request, count: int) -> tuple[int, int]:
+    size = settings.PAGES_GRID_PAGE_SIZE
+    pages = max(1, -(-count // size))
+    try:
+        number = int(request.GET.get("page", "1"))
+    except ValueError:
+        number = 1
+    return min(max(number, 1), pages), pages
+
+
+def render_invite(request, poll, *, me, token, form=None, posted_votes=None, problems=(), comment_form=None,
+                  comment_problems=(), status=200):
+    zone = display_zone(poll, request.GET.get("tz"))
+    is_open = poll.status == Poll.Status.OPEN
+    # hideScores: no counts (nor others' answers, which would give them away) until this
+    # browser has answered, or the poll no longer takes answers.
+    show_scores = not poll.hide_scores or me is not None or not is_open
+    show_answers = show_scores and not poll.hide_participants
+    mine = {vote.option_id: vote.type for vote in me.votes.all()} if me else {}
+    chosen = posted_votes if posted_votes is not None else mine
+    page, pages = _page_number(request, poll.participant_count)
+    size = settings.PAGES_GRID_PAGE_SIZE
+    others = [] if poll.hide_participants else selectors.participants_with_votes(
+        poll, offset=(page - 1) * size, limit=size)
+    tallies = scores(poll) if show_scores else {}
+    options = list(poll.options.all())
+    rows = [option_row(option.id, option_label(option, zone), score=tallies.get(option.id) if show_scores else None,
+                       choice=chosen.get(option.id) or "", others=others if show_answers else None, pick=is_open,
+                       mine=me is not None, tentative=poll.allow_tentative_votes)
+            for option in options]
+    if form is None:
+        form = AnswerForm(initial={"name": me.name} if me else None)
+    context = {
+        "poll": poll,
+        "zone": zone,
+        "is_open": is_open,
+        "rows": rows,
+        "show_scores": show_scores,
+        "show_answers": show_answers,
+        "others": others,
+        "page": page,
+        "pages": pages,
+        "me": me,
+        "edit_url": f"{settings.APP_URL}/invite/{poll.pk}/edit/{token}" if me and token else None,
+        "form": form,
+        "problems": problems,
+        "honeypot": HONEYPOT,
+        "done": DONE.get(request.GET.get("done", "")),
+        "comments": [] if poll.disable_comments else selectors.poll_comments(poll),
+        "comment_form": comment_form or CommentForm(initial={"name": me.name} if me else None),
+        "comment_problems": comment_problems,
+        "scheduled_label": option_label(poll.scheduled_option, zone) if poll.scheduled_option else None,
+        "tz_param": zone.name if zone.name and zone.name != poll.time_zone else "",
+    }
+    response = render(request, "pages/invite.html", context, status=status)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@require_http_methods(["POST"])
+def comment(request, poll_id: str):
+    poll = selectors.find_invited_poll(poll_id)
+    if poll is None:
+        return not_found(request)
+    if poll.disable_comments:
+        return error_page(request, 403, "Comments are off", "This poll does not take comments.", poll=poll)
+    if poll.status != Poll.Status.OPEN:
+        return error_page(request, 409, "Poll closed", "This poll no longer takes comments.", poll=poll)
+    guard = guarded(request, poll)
+    if guard:
+        return guard
+    form = CommentForm(request.POST)
+    problems = []
+    if form.is_valid():
+        try:
+            poll_services.add_comment(poll=poll, name=form.cleaned_data["name"], text=form.cleaned_data["text"])
+            return redirect(_invite_url(poll, done="commented") + "#comments")
+        except ServiceError as error:
+            problems.append(str(error))
+    token = request.COOKIES.get(_cookie(poll))
+    me = token_participant(poll, token)
+    return render_invite(request, poll, me=me, token=token if me else None, comment_form=form,
+                         comment_problems=problems, status=400)
+
+
+@require_GET
+def event(request, poll_id: str):
+    """The scheduled event as an .ics file."""
+    poll = selectors.find_invited_poll(poll_id)
+    if poll is None or poll.status != Poll.Status.SCHEDULED or poll.scheduled_option is None:
+        return not_found(request)
+    host = settings.APP_URL.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0]
+    response = HttpResponse(event_ics(poll, host), content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{poll.pk}.ics"'
+    return response

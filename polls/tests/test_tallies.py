@@ -1,0 +1,114 @@
+"""Tallies (votes per option and type) agree with the votes after every kind of change, and
+after many concurrent ones from several processes; `manage.py polls recount` repairs them."""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+
+import pytest
+from django.core.management import call_command
+from django.db.models import Count
+
+from polls import services
+from polls.models import Option, Tally, Vote
+from polls.tests.factories import date_poll_body, make_poll, option_ids, respond
+from tests.hammer import BASE_DIR, release_together, shared_database
+
+
+def recounted(poll) -> dict:
+    rows = Vote.objects.filter(option__poll=poll).values_list("option_id", "type").annotate(n=Count("*"))
+    return {(option_id, kind): n for option_id, kind, n in rows}
+
+
+def tallies(poll) -> dict:
+    rows = Tally.objects.filter(poll=poll, count__gt=0).values_list("option_id", "type", "count")
+    return {(option_id, kind): n for option_id, kind, n in rows}
+
+
+def test_every_change_of_votes_keeps_the_tallies(space):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02", "2030-01-03"))
+    first, second, third = option_ids(poll)
+    ann = respond(poll, "yes", "ifNeedBe", "no", name="Ann")
+    bob = respond(poll, "yes", None, "yes", name="Bob")
+    assert tallies(poll) == recounted(poll) == {
+        (first, "yes"): 2, (second, "ifNeedBe"): 1, (third, "no"): 1, (third, "yes"): 1,
+    }
+    services.update_response(participant=ann, votes={first: "no", second: None, third: "no"})
+    assert tallies(poll) == recounted(poll)
+    services.delete_response(participant=bob)
+    assert tallies(poll) == recounted(poll) == {(first, "no"): 1, (third, "no"): 1}
+    # Options removed by an edit take their tallies with their votes.
+    services.update_poll(poll=poll, options=[{"id": third, "date": date(2030, 1, 3)}, {"date": date(2030, 1, 5)}])
+    assert tallies(poll) == recounted(poll) == {(third, "no"): 1}
+    assert not Tally.objects.filter(option_id__in=[first, second]).exists()
+    assert services.recount_tallies(poll=poll) == 0
+
+
+def test_recount_repairs_tallies_and_reports_what_was_wrong(space):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
+    first, second = option_ids(poll)
+    respond(poll, "yes", "no", name="Ann")
+    Tally.objects.filter(option_id=first).update(count=7)
+    Tally.objects.filter(option_id=second).delete()
+    Vote.objects.create(participant=respond(poll, None, None, name="Bob"), option_id=second, type="legacy")
+    out = _command("recount", poll.pk)
+    assert out == {"pollId": poll.pk, "repaired": 3}
+    assert tallies(poll) == recounted(poll) == {(first, "yes"): 1, (second, "no"): 1, (second, "legacy"): 1}
+    assert _command("recount") == {"pollId": None, "repaired": 0}  # every poll, all right now
+
+
+def _command(*args) -> dict:
+    from io import StringIO
+
+    out = StringIO()
+    call_command("polls", *args, "--json", stdout=out)
+    return json.loads(out.getvalue())
+
+
+# --- Concurrent answers from several processes -----------------------------------------------
+
+from polls.tests.tally_worker import PROCESSES, ROUNDS, THREADS  # noqa: E402
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_answers_edits_and_removals_keep_exact_tallies(space, tmp_path, settings):
+    poll = make_poll(space, date_poll_body(*(f"2030-02-{day:02d}" for day in range(1, 9))))
+    respond(poll, *["yes"] * 8, name="First")
+    with shared_database(tmp_path) as database_url:
+        env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test", "DATABASE_URL": database_url,
+               "REDIS_URL": settings.REDIS_URL}
+        workers = [
+            subprocess.Popen(
+                [sys.executable, "-m", "polls.tests.tally_worker", poll.pk, str(seed)], cwd=BASE_DIR, env=env,
+                text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )
+            for seed in range(PROCESSES)
+        ]
+        try:
+            done = [json.loads(out) for out in release_together(workers, timeout=180)]
+        finally:
+            for worker in workers:
+                worker.kill()
+    assert sum(n for n in done) == PROCESSES * THREADS * ROUNDS
+    assert Vote.objects.filter(option__poll=poll).exists()
+    assert tallies(poll) == recounted(poll)
+    assert services.recount_tallies(poll=poll) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_fills_the_tallies_of_existing_polls(space):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    poll = make_poll(space, date_poll_body("2030-03-01", "2030-03-02"))
+    first, second = option_ids(poll)
+    respond(poll, "yes", "no", name="Ann")
+    respond(poll, "yes", None, name="Bob")
+    Tally.objects.all().delete()  # as before the tallies existed
+    executor = MigrationExecutor(connection)
+    executor.migrate([("polls", "0003_comment")])
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    assert tallies(poll) == recounted(poll) == {(first, "yes"): 2, (second, "no"): 1}

@@ -1,0 +1,85 @@
+"""The fast paths answer the same JSON values as the plain ORM and DRF's own renderer, on the
+data the benches time (bench/fixtures.py, scaled down): the hand-written poll lookup, the
+tallies behind results, and the orjson renderer. Every response is also checked against the
+OpenAPI document by the `api` client."""
+
+import json
+
+import pytest
+from django.db.models import Count
+from rest_framework.renderers import JSONRenderer as DRFRenderer
+
+from bench import fixtures
+from core.api.renderers import JSONRenderer
+from polls import presenters, selectors
+from polls.models import Vote
+from polls.tests.factories import respond
+
+
+@pytest.fixture
+def bench_data(space):
+    polls = fixtures.small_polls(space, 4)
+    big = fixtures.big_poll(space, 12, 40)
+    return polls, big
+
+
+def same_as_drf(response):
+    """The body is the JSON value DRF's own renderer gives for the same data."""
+    assert json.loads(DRFRenderer().render(response.data)) == response.body
+
+
+def test_get_poll_and_list(api, space, bench_data):
+    polls, _ = bench_data
+    r = api.get(f"/v1/polls/{polls[-1].pk}")
+    same_as_drf(r)
+    orm = selectors.live_polls(space).filter(pk=polls[-1].pk).first()  # the ORM's lookup
+    assert r.body == {"data": json.loads(DRFRenderer().render(presenters.poll(orm)))}
+    r = api.get("/v1/polls?limit=50")
+    same_as_drf(r)
+    assert [poll["id"] for poll in r.body["data"]][-4:] == [poll.pk for poll in reversed(polls)][-4:]
+
+
+def test_post_poll(api):
+    r = api.post("/v1/polls", fixtures.poll_body(10))
+    assert r.status_code == 201
+    same_as_drf(r)
+    assert r.body == api.get(f"/v1/polls/{r.body['data']['id']}").body
+
+
+def test_results_are_the_counts_of_the_votes(api, bench_data):
+    _, big = bench_data
+    r = api.get(f"/v1/polls/{big.pk}/results")
+    same_as_drf(r)
+    counted = dict(((o, t), n) for o, t, n in Vote.objects.filter(option__poll=big).values_list("option_id", "type")
+                   .annotate(n=Count("*")))
+    for option in r.body["data"]["options"]:
+        for vote in option["votes"]:
+            assert vote["count"] == counted.get((option["id"], vote["type"]), 0)
+    assert r.body["data"]["participantCount"] == 40
+
+
+def test_the_renderer_gives_drfs_json_value_for_any_data():
+    from django.utils.translation import gettext_lazy
+
+    data = {"text": "Zoë \u2028 \u2029 \"quoted\" </script>", "lazy": gettext_lazy("lazy"), "n": [1, 2.5, None, True],
+            "nested": {"a": [{"b": "c"}]}}
+    assert json.loads(JSONRenderer().render(data)) == json.loads(DRFRenderer().render(data))
+    odd = {"huge": 2**70, 1: "integer key"}  # orjson refuses these: DRF's renderer answers
+    assert json.loads(JSONRenderer().render(odd)) == json.loads(DRFRenderer().render(odd))
+    assert JSONRenderer().render(None) == b""
+
+
+@pytest.mark.parametrize("chunk", [7, 40, 1000])  # streamed in pieces, streamed as one, answered whole
+def test_the_participant_list_is_each_participants_own_answer(api, bench_data, monkeypatch, chunk):
+    from polls import encoding
+
+    monkeypatch.setattr(encoding, "CHUNK", chunk)
+    _, big = bench_data
+    respond(big, *[None] * 12, name="Nobody yet")  # no available answer: no spans
+    r = api.get(f"/v1/polls/{big.pk}/participants")
+    assert r.streaming is (chunk < 41)
+    assert len(r.body["data"]) == 41
+    # The single-participant endpoint builds its answer the plain way (one dict per span).
+    assert r.body["data"] == [api.get(f"/v1/polls/{big.pk}/participants/{p['id']}").body["data"] for p in r.body["data"]]
+    assert r.body["data"][-1]["availability"] == []
+    assert any(span["modifiers"] == ["ifNeedBe"] for p in r.body["data"] for span in p["availability"])

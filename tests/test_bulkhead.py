@@ -1,0 +1,37 @@
+"""The per-space bulkhead in front of a web process's request slots (core/bulkhead.py):
+which compartment a request waits in, and each compartment's cap. The flood it exists for
+is tested over gunicorn in tests/test_availability.py."""
+
+from core.bulkhead import BACK_OFFICE, PAGES, SPACE_ID, UNKNOWN, Bulkhead
+
+
+def environ(path: str, key: str | None = None, space_id: str | None = None) -> dict:
+    env = {"PATH_INFO": path}
+    if key:
+        env["HTTP_AUTHORIZATION"] = f"Bearer {key}"
+    if space_id:
+        env[SPACE_ID] = space_id
+    return env
+
+
+def test_a_key_counts_for_its_space_once_a_request_authenticated_it():
+    bulkhead = Bulkhead(2)
+    assert bulkhead.compartment(environ("/v1/polls", "sk_a")) == UNKNOWN
+    bulkhead.learn(environ("/v1/polls", "sk_a", space_id="space1"))
+    bulkhead.learn(environ("/v1/polls", "sk_forged"))  # not authenticated: nothing learned
+    assert bulkhead.compartment(environ("/v1/polls", "sk_a")) == "space1"
+    assert bulkhead.compartment(environ("/v1/webhooks", "sk_a")) == "space1"
+    assert bulkhead.compartment(environ("/v1/polls", "sk_forged")) == UNKNOWN
+    assert bulkhead.compartment(environ("/v1/polls")) == UNKNOWN
+    # Staff and the app's pages never wait behind API keys.
+    assert bulkhead.compartment(environ("/admin/login/", "sk_a")) == BACK_OFFICE
+    assert bulkhead.compartment(environ("/p/abc", "sk_a")) == PAGES
+
+
+def test_each_compartment_takes_at_most_its_cap():
+    bulkhead = Bulkhead(2)
+    assert bulkhead.acquire("space1", timeout=0) and bulkhead.acquire("space1", timeout=0)
+    assert not bulkhead.acquire("space1", timeout=0.01)  # the third waits (here: gives up)
+    assert bulkhead.acquire("space2", timeout=0)  # another space is not held up
+    bulkhead.release("space1")
+    assert bulkhead.acquire("space1", timeout=0)
