@@ -4,6 +4,8 @@ A page never skips or repeats a row while rows are created or deleted between re
 cursor is signed with a salt naming the list it belongs to (a space's polls, an endpoint's
 deliveries...), so a cursor of one list is refused by every other."""
 
+from datetime import datetime
+
 from django.core import signing
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
@@ -16,22 +18,35 @@ class BadCursor(ServiceError):
         super().__init__("cursor: not a cursor issued by this service for this list")
 
 
-def keyset_page(queryset, *, salt: str, limit: int, cursor: str | None) -> tuple[list, str | None]:
-    """Up to `limit` rows after `cursor` (from the start without one) and the cursor of the
-    next page (None on the last). One query. Raises BadCursor."""
-    signer = signing.Signer(salt=salt)
-    queryset = queryset.order_by("-created_at", "-id")
-    if cursor:
-        try:
-            created_at, row_id = signer.unsign_object(cursor)
-            created_at = parse_datetime(created_at)
-        except (signing.BadSignature, ValueError, TypeError):
-            raise BadCursor()
-        if created_at is None or not isinstance(row_id, str):
-            raise BadCursor()
-        queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=row_id))
-    rows = list(queryset[: limit + 1])
+def cursor_position(cursor: str | None, *, salt: str) -> tuple[datetime, str] | None:
+    """The `(created_at, id)` a page starts after; None without a cursor. Raises BadCursor."""
+    if not cursor:
+        return None
+    try:
+        created_at, row_id = signing.Signer(salt=salt).unsign_object(cursor)
+        created_at = parse_datetime(created_at)
+    except (signing.BadSignature, ValueError, TypeError):
+        raise BadCursor()
+    if created_at is None or not isinstance(row_id, str):
+        raise BadCursor()
+    return created_at, row_id
+
+
+def page_of(rows: list, *, salt: str, limit: int) -> tuple[list, str | None]:
+    """The page from up to `limit + 1` rows read in keyset order (rows with `created_at` and
+    `id`), and the cursor of the next page (None on the last)."""
     if len(rows) <= limit:
         return rows, None
     last = rows[limit - 1]
-    return rows[:limit], signer.sign_object([last.created_at.isoformat(), last.pk])
+    return rows[:limit], signing.Signer(salt=salt).sign_object([last.created_at.isoformat(), last.id])
+
+
+def keyset_page(queryset, *, salt: str, limit: int, cursor: str | None) -> tuple[list, str | None]:
+    """Up to `limit` rows after `cursor` (from the start without one) and the cursor of the
+    next page (None on the last). One query. Raises BadCursor."""
+    queryset = queryset.order_by("-created_at", "-id")
+    after = cursor_position(cursor, salt=salt)
+    if after is not None:
+        created_at, row_id = after
+        queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=row_id))
+    return page_of(list(queryset[: limit + 1]), salt=salt, limit=limit)

@@ -2,7 +2,10 @@
 with the ORM on every request costs more than running it (docs/performance.md). The SQL
 text is made once from the models' metadata; each row is turned into model instances with
 the database backend's converters, exactly as the ORM does, so callers get the same objects
-as from a queryset. Everything else uses the ORM."""
+as from a queryset (`Table`), or the same values in named tuples (`Columns`). Everything else
+uses the ORM."""
+
+from collections import namedtuple
 
 from django.db import connection
 
@@ -66,3 +69,59 @@ def split(row, *tables: Table) -> list:
         built.append(table.build(row[start:start + table.width]))
         start += table.width
     return built
+
+
+class Columns:
+    """Some columns of a model under a table alias, read into plain named tuples (fields
+    named by the models' attribute names) with the backend's converters: for the reads whose
+    rows go straight to a response, where a model instance per row costs more than the rest
+    (a page of 50 polls and their 500 options)."""
+
+    def __init__(self, model, alias: str, names: tuple[str, ...], row_name: str, extra: tuple[str, ...] = ()):
+        """`extra`: more fields of the row, given to `read` (a joined row, a count)."""
+        self.model, self.alias = model, alias
+        self.fields = [model._meta.get_field(name) for name in names]
+        self.width = len(self.fields)
+        self.row = namedtuple(row_name, [*(field.attname for field in self.fields), *extra])
+        self._converters: dict[str, list] = {}  # vendor -> [(column index, convert)]
+
+    @property
+    def table(self) -> str:
+        return f"{connection.ops.quote_name(self.model._meta.db_table)} {self.alias}"
+
+    def sql(self) -> str:
+        q = connection.ops.quote_name
+        return ", ".join(f"{self.alias}.{q(field.column)}" for field in self.fields)
+
+    def column(self, name: str) -> str:
+        return f"{self.alias}.{connection.ops.quote_name(self.model._meta.get_field(name).column)}"
+
+    def read(self, values, start: int = 0, extra: tuple = ()):
+        """The named tuple of this table's columns, `values[start:start + width]` of a row,
+        followed by `extra`."""
+        converters = self._converters.get(connection.vendor)
+        if converters is None:
+            converters = self._converters[connection.vendor] = self._make_converters()
+        values = list(values[start:start + self.width])
+        for index, convert in converters:
+            values[index] = convert(values[index])
+        values.extend(extra)
+        return self.row._make(values)
+
+    def _make_converters(self) -> list:
+        made = []
+        for index, field in enumerate(self.fields):
+            col = field.get_col(self.alias)
+            functions = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+            if functions:
+                made.append((index, _chain(functions, col)))
+        return made
+
+
+def _chain(functions, col):
+    def convert(value):
+        for function in functions:
+            value = function(value, col, connection)
+        return value
+
+    return convert

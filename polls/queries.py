@@ -1,18 +1,20 @@
 """Hand-written statements of the hot reads (core.rows); everything else in polls uses the ORM.
 
-- `live_poll`: the poll every poll endpoint starts from, and `attach_options` for the pages
-  of the poll list. The ORM spent longer building its
+- `live_poll`: the poll every poll endpoint starts from. The ORM spent longer building its
   SQL (select_related, a participant-count subquery, a prefetch) than the database spent
   running it.
+- `poll_page`: a page of the poll list with its options, as rows for the response (named
+  tuples, no model instance: 50 polls and 500 options cost more as instances than the rest).
 - `participant_answers`: the participants with their votes grouped by the database, one
   string per participant, for the participant list (string aggregates have no portable ORM
   form)."""
 
 import functools
+from datetime import datetime
 
 from django.db import connection
 
-from core.rows import Table, split
+from core.rows import Columns, Table, split
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Vote
 from spaces.models import User
 
@@ -67,25 +69,66 @@ def _cache_options(poll: Poll, options: list[Option]) -> None:
     poll._prefetched_objects_cache = {"options": prefetched}
 
 
-def attach_options(polls: list[Poll]) -> None:
-    """Load the options of `polls` in one query, as `prefetch_related("options")` does (the
-    ORM's prefetch machinery cost more than the query, for a page of 50 polls)."""
-    if not polls:
-        return
-    order = ", ".join(_OPTION.column(name) for name in OPTION_ORDER)
-    placeholders = ", ".join(["%s"] * len(polls))
-    found: dict[str, list[Option]] = {poll.pk: [] for poll in polls}
+#: What a poll's answer shows (presenters.poll), as rows.
+_POLL_ROW = Columns(
+    Poll, "p",
+    ("id", "title", "description", "location", "conferencing", "time_zone", "status", "kind", "created_at",
+     "updated_at", "require_email", "hide_participants", "hide_scores", "disable_comments", "allow_tentative_votes"),
+    "PollRow", extra=("organizer", "participant_count"),
+)
+_ORGANIZER_ROW = Columns(User, "u", ("id", "name", "email", "image"), "OrganizerRow")
+_OPTION_ROW = Columns(Option, "o", ("id", "poll", "date", "start_time", "duration"), "OptionRow")
+
+
+@functools.cache
+def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
+    q = connection.ops.quote_name
+    created_at, poll_id = _POLL_ROW.column("created_at"), _POLL_ROW.column("id")
+    where = [f"{_POLL_ROW.column('space')} = %s", f"{_POLL_ROW.column('deleted_at')} IS NULL"]
+    if by_status:
+        where.append(f"{_POLL_ROW.column('status')} = %s")
+    if after:
+        where.append(f"({created_at} < %s OR ({created_at} = %s AND {poll_id} < %s))")
+    return (
+        f"SELECT {_POLL_ROW.sql()}, {_ORGANIZER_ROW.sql()}, "
+        f"(SELECT COUNT(*) FROM {q(Participant._meta.db_table)} n WHERE n.{q('poll_id')} = {poll_id}) "
+        f"FROM {_POLL_ROW.table} JOIN {_ORGANIZER_ROW.table} ON {_ORGANIZER_ROW.column('id')} = {_POLL_ROW.column('organizer')} "
+        f"WHERE {' AND '.join(where)} ORDER BY {created_at} DESC, {poll_id} DESC LIMIT %s"
+    )
+
+
+def poll_page(space_id: str, *, status: str | None, after: tuple[datetime, str] | None, count: int) -> tuple[list, dict]:
+    """Up to `count` of the space's live polls, newest first (`created_at`, then `id`,
+    descending), after the `(created_at, id)` of `after`, with `status` if given; and their
+    options in display order by poll id. Rows carry what `presenters.poll` reads (`organizer`
+    and `participant_count` included). Two queries (`live_polls` and `keyset_page` give the
+    same polls through the ORM)."""
+    params: list = [space_id]
+    if status:
+        params.append(status)
+    if after is not None:
+        at = connection.ops.adapt_datetimefield_value(after[0])
+        params += [at, at, after[1]]
+    params.append(count)
+    width = _POLL_ROW.width
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {_OPTION.columns()} FROM {_OPTION.table} WHERE {_OPTION.column('poll')} IN ({placeholders}) "
-            f"ORDER BY {order}",
-            list(found),
-        )
-        for values in cursor.fetchall():
-            option = _OPTION.build(values)
-            found[option.poll_id].append(option)
-    for poll in polls:
-        _cache_options(poll, found[poll.pk])
+        cursor.execute(_page_sql(connection.vendor, bool(status), after is not None), params)
+        polls = [
+            _POLL_ROW.read(values, extra=(_ORGANIZER_ROW.read(values, width), values[-1]))
+            for values in cursor.fetchall()
+        ]
+        options: dict[str, list] = {poll.id: [] for poll in polls}
+        if polls:
+            order = ", ".join(_OPTION_ROW.column(name) for name in OPTION_ORDER)
+            cursor.execute(
+                f"SELECT {_OPTION_ROW.sql()} FROM {_OPTION_ROW.table} "
+                f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(options))}) ORDER BY {order}",
+                list(options),
+            )
+            for values in cursor.fetchall():
+                option = _OPTION_ROW.read(values)
+                options[option.poll_id].append(option)
+    return polls, options
 
 
 _PARTICIPANT = Table(Participant, "p")

@@ -11,7 +11,7 @@ from typing import NamedTuple
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from core.paging import keyset_page
+from core.paging import cursor_position, page_of
 from polls import queries
 from polls.models import Comment, Option, Participant, Poll, Tally, Vote
 from polls.spans import Span, option_span
@@ -49,16 +49,15 @@ def get_poll(space: Space, poll_id: str) -> Poll | None:
 # --- The poll list ----------------------------------------------------------------------
 
 
-def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | None) -> tuple[list[Poll], str | None]:
+def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | None) -> tuple[list, dict, str | None]:
     """One page, newest first (createdAt, then id, descending); keyset paging so that polls
-    created or deleted meanwhile never make another poll skip or repeat."""
-    polls = live_polls(space).prefetch_related(None)  # the page's options: queries.attach_options
-    if status:
-        polls = polls.filter(status=status)
-    # Bound to the space: a cursor issued to one space is refused in another.
-    page, next_cursor = keyset_page(polls, salt=f"polls.cursor.{space.pk}", limit=limit, cursor=cursor)
-    queries.attach_options(page)
-    return page, next_cursor
+    created or deleted meanwhile never make another poll skip or repeat. The polls and their
+    options (by poll id) are rows for `presenters.poll` (queries.poll_page)."""
+    salt = f"polls.cursor.{space.pk}"  # bound to the space: a cursor issued to one is refused in another
+    after = cursor_position(cursor, salt=salt)
+    rows, options = queries.poll_page(space.pk, status=status, after=after, count=limit + 1)
+    page, next_cursor = page_of(rows, salt=salt, limit=limit)
+    return page, options, next_cursor
 
 
 # --- Results, participants and availability ----------------------------------------------

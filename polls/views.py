@@ -61,10 +61,10 @@ class PollCollectionView(IdempotentCreate, ApiView):
     )
     def get(self, request):
         params = page_query(request, PollListQuery)
-        polls, next_cursor = selectors.list_polls(
+        polls, options, next_cursor = selectors.list_polls(
             request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor")
         )
-        return Response({"data": [presenters.poll(poll) for poll in polls], "nextCursor": next_cursor})
+        return Response({"data": [presenters.poll(poll, options[poll.id]) for poll in polls], "nextCursor": next_cursor})
 
     @extend_schema(
         operation_id="createPoll",

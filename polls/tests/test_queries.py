@@ -35,12 +35,47 @@ def test_deleted_polls_and_other_spaces_polls_are_not_found(space, make_space):
     assert queries.live_poll(space.pk, poll.pk) is None
 
 
-def test_a_pages_options_in_one_query(space, django_assert_num_queries):
+def as_row(instance, row) -> dict:
+    """The fields of a model instance that a named tuple row carries."""
+    return {name: getattr(instance, name) for name in row._fields if name not in ("organizer", "participant_count")}
+
+
+@pytest.mark.parametrize("status", [None, "open", "closed"])
+def test_a_page_of_polls_is_what_the_orm_gives(space, make_space, django_assert_num_queries, status):
     polls = [make_poll(space, date_poll_body(*days)) for days in (["2030-01-02", "2030-01-01"], ["2030-02-01"])]
     polls.append(make_poll(space, time_poll_body("2030-01-02T10:00:00Z", "2030-01-01T12:00:00Z")))
-    expected = {poll.pk: [columns(o) for o in poll.options.all()] for poll in selectors.live_polls(space)}
-    page = list(selectors.live_polls(space).prefetch_related(None))
+    polls.append(make_poll(space))
+    respond(polls[0], None, None, name="Ann")
+    Poll.objects.filter(pk=polls[1].pk).update(status="closed")
+    Poll.objects.filter(pk=polls[3].pk).update(created_at=polls[2].created_at)  # a tie, broken by id
+    Poll.objects.filter(pk=make_poll(space).pk).update(deleted_at=timezone.now())
+    make_poll(make_space()[0])  # another space's
+    expected = selectors.live_polls(space).order_by("-created_at", "-id")
+    if status:
+        expected = expected.filter(status=status)
+    expected = list(expected)
+    assert expected
+
+    with django_assert_num_queries(2):
+        rows, options = queries.poll_page(space.pk, status=status, after=None, count=10)
+    assert [row.id for row in rows] == [poll.pk for poll in expected]
+    for row, poll in zip(rows, expected, strict=True):
+        fields = {name: value for name, value in row._asdict().items() if name not in ("organizer", "participant_count")}
+        assert fields == as_row(poll, row)
+        assert row.participant_count == poll.participant_count
+        assert row.organizer._asdict() == as_row(poll.organizer, row.organizer)
+        found = options[row.id]
+        assert [option.id for option in found] == [option.pk for option in poll.options.all()]
+        assert [option._asdict() for option in found] == [as_row(o, r) for o, r in zip(poll.options.all(), found)]
+
+    # After a position, as a cursor gives it: the rest, tie included; `count` bounds the page.
+    first = expected[0]
+    rows, _ = queries.poll_page(space.pk, status=status, after=(first.created_at, first.pk), count=10)
+    assert [row.id for row in rows] == [poll.pk for poll in expected[1:]]
+    rows, _ = queries.poll_page(space.pk, status=status, after=None, count=1)
+    assert [row.id for row in rows] == [first.pk]
+
+
+def test_an_empty_page_makes_one_query(space, django_assert_num_queries):
     with django_assert_num_queries(1):
-        queries.attach_options(page)
-        assert {poll.pk: [columns(o) for o in poll.options.all()] for poll in page} == expected
-    queries.attach_options([])  # no poll: no query
+        assert queries.poll_page(space.pk, status=None, after=None, count=10) == ([], {})
