@@ -7,9 +7,10 @@ acknowledges the bytes, so TCP timeouts never fire). `RequestDeadline` does: whe
 is still running after its deadline, the sockets of the PostgreSQL connections it uses are
 shut down, which makes the waiting query fail at once (OperationalError, answered as 503
 SERVICE_UNAVAILABLE), and the connection is closed when the request ends, so that the pool
-discards it. The timer is a thread (a greenlet under gevent), so it fires while the request
-waits on the database. The pool's wait for a free connection is bounded by what is left of
-the deadline too (`remaining`, core.postgresql).
+discards it. The watchdog is a thread (a greenlet under gevent), so it fires while the
+request waits on the database. The pool's wait for a free connection is bounded by what is left of
+the deadline too (`remaining`, core.postgresql). One watchdog thread per process
+(core.watchdog) keeps every request's deadline: no timer thread is started per request.
 """
 
 import logging
@@ -21,9 +22,12 @@ import time
 from django.db import connections
 from django.db.backends.signals import connection_created
 
+from core.watchdog import Watchdog
+
 logger = logging.getLogger("service.database")
 
 _local = threading.local()  # per thread, or per greenlet under gevent
+_watchdog = Watchdog("request-deadlines")
 
 #: Set by config/wsgi.py in the WSGI environ of a request that found no free request slot
 #: within its deadline; the request middleware answers it 503 before anything touches the
@@ -54,27 +58,25 @@ class RequestDeadline:
         self.seconds = seconds
         self.watched: list = []
         self.expired = False
-        self._timer: threading.Timer | None = None
-        self._ends = time.monotonic() + seconds if seconds > 0 else None
+        self.done = False  # the watchdog's mark of a deadline that ended in time
+        self.at = time.monotonic() + seconds if seconds > 0 else None
 
     def remaining(self) -> float | None:
         """Seconds left (at least 0); None without a deadline."""
-        return None if self._ends is None else max(0.0, self._ends - time.monotonic())
+        return None if self.at is None else max(0.0, self.at - time.monotonic())
 
     def __enter__(self) -> "RequestDeadline":
-        if self.seconds > 0:
+        if self.at is not None:
             _local.watched, _local.deadline = self.watched, self
             # Connections this thread keeps open from an earlier request count too.
             self.watched.extend(db for db in connections.all(initialized_only=True)
                                 if db.vendor == "postgresql" and db.connection is not None)
-            self._timer = threading.Timer(self.seconds, self._expire)
-            self._timer.daemon = True
-            self._timer.start()
+            _watchdog.watch(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        if self.at is not None:
+            _watchdog.forget(self)
         _local.watched = _local.deadline = None
         if self.expired:
             # A connection cut while idle still looks healthy to psycopg: closed here, it is
@@ -84,7 +86,8 @@ class RequestDeadline:
                 if db.connection is not None and not db.connection.closed:
                     db.connection.close()
 
-    def _expire(self) -> None:
+    def expire(self) -> None:
+        """From the watchdog's thread, when the deadline passes before the request ends."""
         self.expired = True
         for db in list(self.watched):
             raw = db.connection

@@ -12,16 +12,13 @@
   whose attempt went wrong is thrown away with its connections.
 - One deadline for the whole exchange: a watchdog shuts the socket down when it passes,
   reused or new, so a receiver that trickles bytes cannot hold a worker beyond the lease.
-  One watchdog thread per process serves every attempt (`_Watchdog`).
+  One watchdog thread per process serves every attempt (core.watchdog).
 - At most 64 KiB of the answer is read (undecoded); a connection whose answer was not read
   to its end is dropped, never reused.
 """
 
 import errno
-import heapq
 import http.client
-import itertools
-import os
 import socket
 import ssl
 import threading
@@ -39,6 +36,7 @@ from urllib3.exceptions import ConnectTimeoutError, NewConnectionError, ReadTime
 from urllib3.util.connection import _set_socket_options
 from urllib3.util.timeout import _DEFAULT_TIMEOUT
 
+from core.watchdog import Watchdog
 from webhooks import targets
 
 MAX_RESPONSE_BYTES = 64 * 1024
@@ -100,52 +98,7 @@ class _Deadline:
                 _shutdown(sock)
 
 
-class _Watchdog:
-    """One thread per process that enforces every attempt's deadline (a timer thread per
-    attempt cost 9 % of a dispatcher's time). Deadlines wait in a heap; one that ends is
-    dropped at once when it is the earliest (attempts mostly end in the order they
-    started), else when its time comes, so the thread wakes about once per timeout while
-    attempts succeed. Started on first use in each process (a forked Celery worker gets
-    its own)."""
-
-    def __init__(self):
-        self._reset()
-        os.register_at_fork(after_in_child=self._reset)
-
-    def _reset(self) -> None:
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._heap: list[tuple[float, int, _Deadline]] = []
-        self._order = itertools.count()
-        self._thread: threading.Thread | None = None
-
-    def watch(self, deadline: _Deadline) -> None:
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="webhook-deadlines", daemon=True)
-                self._thread.start()
-            heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
-            if self._heap[0][2] is deadline:
-                self._changed.notify()  # earlier than what the thread sleeps toward
-
-    def forget(self, deadline: _Deadline) -> None:
-        with self._lock:
-            deadline.done = True
-            while self._heap and self._heap[0][2].done:
-                heapq.heappop(self._heap)
-
-    def _run(self) -> None:
-        with self._lock:
-            while True:
-                now = time.monotonic()
-                while self._heap and (self._heap[0][2].done or self._heap[0][0] <= now):
-                    _at, _order, deadline = heapq.heappop(self._heap)
-                    if not deadline.done:
-                        deadline.expire()
-                self._changed.wait(self._heap[0][0] - now if self._heap else None)
-
-
-_watchdog = _Watchdog()
+_watchdog = Watchdog("webhook-deadlines")
 
 
 def _shutdown(sock: socket.socket) -> None:

@@ -1,0 +1,55 @@
+"""One thread per process that ends what outlives its deadline: a webhook attempt
+(webhooks.sender) or a request's database work (core.dbguard). A timer thread per deadline
+cost 9 % of a webhook dispatcher's time, and a thread start on every request.
+
+A deadline is any object with `at` (a `time.monotonic()` value), `done` and `expire()`.
+Deadlines wait in a heap; one that ends is dropped at once when it is the earliest (they
+mostly end in the order they started), else when its time comes, so the thread wakes about
+once per timeout while work ends in time. `expire()` runs in the watchdog's thread (a
+greenlet under gevent) and must be quick and safe across threads. Started on first use in
+each process (a forked child gets its own)."""
+
+import heapq
+import itertools
+import os
+import threading
+import time
+
+
+class Watchdog:
+    def __init__(self, name: str):
+        self.name = name
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._heap: list = []  # (at, order, deadline)
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, deadline) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+            heapq.heappush(self._heap, (deadline.at, next(self._order), deadline))
+            if self._heap[0][2] is deadline:
+                self._changed.notify()  # earlier than what the thread sleeps toward
+
+    def forget(self, deadline) -> None:
+        with self._lock:
+            deadline.done = True
+            while self._heap and self._heap[0][2].done:
+                heapq.heappop(self._heap)
+
+    def _run(self) -> None:
+        with self._lock:
+            while True:
+                now = time.monotonic()
+                while self._heap and (self._heap[0][2].done or self._heap[0][0] <= now):
+                    _at, _order, deadline = heapq.heappop(self._heap)
+                    if not deadline.done:
+                        deadline.expire()
+                self._changed.wait(self._heap[0][0] - now if self._heap else None)
