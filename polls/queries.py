@@ -3,8 +3,9 @@
 - `live_poll`: the poll every poll endpoint starts from. The ORM spent longer building its
   SQL (select_related, a participant-count subquery, a prefetch) than the database spent
   running it.
-- `poll_page`: a page of the poll list with its options, as rows for the response (named
-  tuples, no model instance: 50 polls and 500 options cost more as instances than the rest).
+- `poll_row` and `poll_page`: a poll, or a page of the poll list, with options, as rows for
+  the response (named tuples, no model instance: building instances cost more than the
+  rest of a read).
 - `participant_answers`: the participants with their votes grouped by the database, one
   string per participant, for the participant list (string aggregates have no portable ORM
   form)."""
@@ -80,21 +81,60 @@ _ORGANIZER_ROW = Columns(User, "u", ("id", "name", "email", "image"), "Organizer
 _OPTION_ROW = Columns(Option, "o", ("id", "poll", "date", "start_time", "duration"), "OptionRow")
 
 
+def _poll_rows_sql(where: list[str], tail: str = "") -> str:
+    q = connection.ops.quote_name
+    return (
+        f"SELECT {_POLL_ROW.sql()}, {_ORGANIZER_ROW.sql()}, "
+        f"(SELECT COUNT(*) FROM {q(Participant._meta.db_table)} n WHERE n.{q('poll_id')} = {_POLL_ROW.column('id')}) "
+        f"FROM {_POLL_ROW.table} JOIN {_ORGANIZER_ROW.table} ON {_ORGANIZER_ROW.column('id')} = {_POLL_ROW.column('organizer')} "
+        f"WHERE {' AND '.join(where)}{tail}"
+    )
+
+
+@functools.cache
+def _one_sql(vendor: str) -> str:
+    return _poll_rows_sql([f"{_POLL_ROW.column('id')} = %s", f"{_POLL_ROW.column('space')} = %s",
+                           f"{_POLL_ROW.column('deleted_at')} IS NULL"])
+
+
 @functools.cache
 def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
-    q = connection.ops.quote_name
     created_at, poll_id = _POLL_ROW.column("created_at"), _POLL_ROW.column("id")
     where = [f"{_POLL_ROW.column('space')} = %s", f"{_POLL_ROW.column('deleted_at')} IS NULL"]
     if by_status:
         where.append(f"{_POLL_ROW.column('status')} = %s")
     if after:
         where.append(f"({created_at} < %s OR ({created_at} = %s AND {poll_id} < %s))")
-    return (
-        f"SELECT {_POLL_ROW.sql()}, {_ORGANIZER_ROW.sql()}, "
-        f"(SELECT COUNT(*) FROM {q(Participant._meta.db_table)} n WHERE n.{q('poll_id')} = {poll_id}) "
-        f"FROM {_POLL_ROW.table} JOIN {_ORGANIZER_ROW.table} ON {_ORGANIZER_ROW.column('id')} = {_POLL_ROW.column('organizer')} "
-        f"WHERE {' AND '.join(where)} ORDER BY {created_at} DESC, {poll_id} DESC LIMIT %s"
-    )
+    return _poll_rows_sql(where, f" ORDER BY {created_at} DESC, {poll_id} DESC LIMIT %s")
+
+
+def _read_polls(cursor, sql: str, params: list) -> tuple[list, dict]:
+    """The poll rows of `sql` (the columns of _poll_rows_sql) and their options in display
+    order by poll id: one query for the polls, one for their options (none without polls)."""
+    width = _POLL_ROW.width
+    cursor.execute(sql, params)
+    polls = [_POLL_ROW.read(values, extra=(_ORGANIZER_ROW.read(values, width), values[-1])) for values in cursor.fetchall()]
+    options: dict[str, list] = {poll.id: [] for poll in polls}
+    if polls:
+        order = ", ".join(_OPTION_ROW.column(name) for name in OPTION_ORDER)
+        cursor.execute(
+            f"SELECT {_OPTION_ROW.sql()} FROM {_OPTION_ROW.table} "
+            f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(options))}) ORDER BY {order}",
+            list(options),
+        )
+        for values in cursor.fetchall():
+            option = _OPTION_ROW.read(values)
+            options[option.poll_id].append(option)
+    return polls, options
+
+
+def poll_row(space_id: str, poll_id: str) -> tuple | None:
+    """The space's live poll `poll_id` as a row for `presenters.poll` (`organizer` and
+    `participant_count` included) and its options in display order; None when it is
+    deleted, another space's or unknown. Two queries (one when not found)."""
+    with connection.cursor() as cursor:
+        polls, options = _read_polls(cursor, _one_sql(connection.vendor), [poll_id, space_id])
+    return (polls[0], options[poll_id]) if polls else None
 
 
 def poll_page(space_id: str, *, status: str | None, after: tuple[datetime, str] | None, count: int) -> tuple[list, dict]:
@@ -110,25 +150,8 @@ def poll_page(space_id: str, *, status: str | None, after: tuple[datetime, str] 
         at = connection.ops.adapt_datetimefield_value(after[0])
         params += [at, at, after[1]]
     params.append(count)
-    width = _POLL_ROW.width
     with connection.cursor() as cursor:
-        cursor.execute(_page_sql(connection.vendor, bool(status), after is not None), params)
-        polls = [
-            _POLL_ROW.read(values, extra=(_ORGANIZER_ROW.read(values, width), values[-1]))
-            for values in cursor.fetchall()
-        ]
-        options: dict[str, list] = {poll.id: [] for poll in polls}
-        if polls:
-            order = ", ".join(_OPTION_ROW.column(name) for name in OPTION_ORDER)
-            cursor.execute(
-                f"SELECT {_OPTION_ROW.sql()} FROM {_OPTION_ROW.table} "
-                f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(options))}) ORDER BY {order}",
-                list(options),
-            )
-            for values in cursor.fetchall():
-                option = _OPTION_ROW.read(values)
-                options[option.poll_id].append(option)
-    return polls, options
+        return _read_polls(cursor, _page_sql(connection.vendor, bool(status), after is not None), params)
 
 
 _PARTICIPANT = Table(Participant, "p")

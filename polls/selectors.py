@@ -40,10 +40,20 @@ def live_polls(space: Space):
     )
 
 
+def _can_be_poll_id(poll_id: str) -> bool:
+    return 0 < len(poll_id) <= 12 and poll_id.isascii() and poll_id.isalnum()
+
+
 def get_poll(space: Space, poll_id: str) -> Poll | None:
-    if not (0 < len(poll_id) <= 12 and poll_id.isascii() and poll_id.isalnum()):
-        return None  # cannot be a poll id: no query needed
+    if not _can_be_poll_id(poll_id):
+        return None  # no query needed
     return queries.live_poll(space.pk, poll_id)  # live_polls(space).filter(pk=poll_id), without the ORM's SQL building
+
+
+def poll_row(space: Space, poll_id: str) -> tuple | None:
+    """The poll and its options as rows for `presenters.poll` (what `get_poll` gives as model
+    instances); None when `get_poll` gives None."""
+    return queries.poll_row(space.pk, poll_id) if _can_be_poll_id(poll_id) else None
 
 
 # --- The poll list ----------------------------------------------------------------------

@@ -110,7 +110,11 @@ class PollDetailView(ApiView):
         examples=examples.ONE,
     )
     def get(self, request, pollId):
-        return Response({"data": presenters.poll(_get_poll(request, pollId))})
+        found = selectors.poll_row(request.auth.space, pollId)
+        if found is None:
+            raise PollNotFound()
+        poll, options = found
+        return Response({"data": presenters.poll(poll, options)})
 
     @extend_schema(
         operation_id="deletePoll",

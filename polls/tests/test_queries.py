@@ -79,3 +79,21 @@ def test_a_page_of_polls_is_what_the_orm_gives(space, make_space, django_assert_
 def test_an_empty_page_makes_one_query(space, django_assert_num_queries):
     with django_assert_num_queries(1):
         assert queries.poll_page(space.pk, status=None, after=None, count=10) == ([], {})
+
+
+@pytest.mark.parametrize("body", [date_poll_body("2030-01-03", "2030-01-01"), time_poll_body("2030-01-02T10:00:00Z", "2030-01-01T12:00:00Z")])
+def test_one_poll_as_a_row_is_what_live_poll_gives(space, make_space, django_assert_num_queries, body):
+    poll = make_poll(space, body)
+    respond(poll, None, None, name="Ann")
+    expected = queries.live_poll(space.pk, poll.pk)
+    with django_assert_num_queries(2):
+        row, options = queries.poll_row(space.pk, poll.pk)
+    fields = {name: value for name, value in row._asdict().items() if name not in ("organizer", "participant_count")}
+    assert fields == as_row(expected, row)
+    assert row.participant_count == 1 and row.organizer._asdict() == as_row(expected.organizer, row.organizer)
+    assert [option._asdict() for option in options] == [as_row(o, r) for o, r in zip(expected.options.all(), options, strict=True)]
+
+    assert queries.poll_row(make_space()[0].pk, poll.pk) is None
+    Poll.objects.filter(pk=poll.pk).update(deleted_at=timezone.now())
+    with django_assert_num_queries(1):
+        assert queries.poll_row(space.pk, poll.pk) is None
