@@ -251,6 +251,8 @@ CSRF_FAILURE_VIEW = "pages.views.csrf_failure"  # the pages' own 403; the back o
 # E-mail (organizers' sign-in links): EMAIL_URL as django-environ reads it, e.g.
 # smtp+tls://user:password@smtp.example.com:587; the console by default (bin/serve prints it).
 globals().update(env.email_url("EMAIL_URL", default="consolemail://"))
+# Seconds the SMTP backend waits on the mail server (the sending runs after the page answered).
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Scheduling Poll <no-reply@localhost>")
 
 # --- Django REST framework and the OpenAPI document ------------------------------------

@@ -1,7 +1,17 @@
 """The e-mail the pages send: an organizer's sign-in link (Django's e-mail backend, set by
-`EMAIL_URL`; the console by default, so `./bin/serve` prints the link)."""
+`EMAIL_URL`; the console by default, so `./bin/serve` prints the link).
+
+The e-mail is sent in the background, after the page has answered: a request never waits on
+the mail server (a slow or silent SMTP relay would hold a request slot, EMAIL_TIMEOUT
+seconds at most, and the answer's timing would tell a known address from an unknown one).
+One sender thread per process (a greenlet under gevent) sends them in turn; a send that
+fails is logged. An e-mail not yet sent when its process dies is lost: the organizer asks
+for another link."""
 
 import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -11,14 +21,39 @@ from polls.models import Poll
 
 logger = logging.getLogger("service.pages")
 
+_sender: ThreadPoolExecutor | None = None
+_lock = threading.Lock()
+
+
+def _forget_sender() -> None:
+    global _sender, _lock
+    _sender, _lock = None, threading.Lock()  # a forked child starts its own
+
+
+os.register_at_fork(after_in_child=_forget_sender)
+
+
+def in_background(function, *args) -> None:
+    """Run `function(*args)` in this process's sender thread."""
+    global _sender
+    with _lock:
+        if _sender is None:
+            _sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mail")
+        _sender.submit(function, *args)
+
 
 def send_sign_in_link(*, to: str, poll: Poll, token: str) -> None:
     link = f"{settings.APP_URL}/poll/{poll.pk}/sign-in/{token}"
     minutes = int(SIGN_IN_VALID.total_seconds() // 60)
+    subject = f"Sign in to manage “{poll.title}”"
     body = (f"Hello,\n\nsomeone (hopefully you) asked to manage the poll “{poll.title}”.\n"
             f"Open this link within {minutes} minutes to sign in; it works once:\n\n{link}\n\n"
             "If you did not ask for it, ignore this e-mail: nothing happens without the link.\n")
+    in_background(_send, subject, body, to, poll.pk)
+
+
+def _send(subject: str, body: str, to: str, poll_id: str) -> None:
     try:
-        send_mail(f"Sign in to manage “{poll.title}”", body, None, [to])
-    except Exception:  # an SMTP failure must not change the page's answer
-        logger.exception("sign-in e-mail not sent", extra={"poll_id": poll.pk})
+        send_mail(subject, body, None, [to])
+    except Exception:  # noqa: BLE001 - the page has answered; the organizer may ask again
+        logger.exception("sign-in e-mail not sent", extra={"poll_id": poll_id})

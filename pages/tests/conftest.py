@@ -21,6 +21,15 @@ def make_poll(api):
     return make
 
 
+@pytest.fixture(autouse=True)
+def mail_at_once(monkeypatch):
+    """E-mails sent before the request returns, so that a test finds them in the outbox (the
+    background sending has tests of its own: test_organizer.py)."""
+    from pages import mail
+
+    monkeypatch.setattr(mail, "in_background", lambda function, *args: function(*args))
+
+
 @pytest.fixture
 def browser():
     """A client that checks CSRF like a browser's requests are checked."""

@@ -2,16 +2,21 @@
 lifecycle and editing services (the same events as the back office), and every refusal."""
 
 import re
+import threading
+import time
 from datetime import timedelta
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
+from pages import mail
 from pages.models import SignInLink
 from pages.tests.conftest import answer, csrf, poll_row
 from spaces import services as space_services
 from webhooks.models import Event
+
+ORIGINAL_IN_BACKGROUND = mail.in_background  # before conftest's mail_at_once replaces it
 
 pytestmark = pytest.mark.django_db
 
@@ -218,3 +223,55 @@ def test_sign_in_requests_share_the_throttle(make_poll, settings, organizer_emai
 def test_unknown_poll_is_an_html_404(client):
     assert client.get("/poll/nopenopenope").status_code == 404
     assert client.get("/poll/abc/what").status_code == 404
+
+
+class SilentMailServer:
+    """An e-mail backend whose server holds every message until `release` is set."""
+
+    held = threading.Event()
+    release = threading.Event()
+    sent: list = []
+
+    def __init__(self, **kwargs):
+        pass
+
+    def send_messages(self, messages):
+        SilentMailServer.held.set()
+        assert SilentMailServer.release.wait(10)
+        SilentMailServer.sent.extend(messages)
+        return len(messages)
+
+
+def test_the_page_answers_before_the_mail_server_does(make_poll, organizer_email, settings, monkeypatch):
+    """The link is sent by the process's sender thread: a silent mail server holds neither the
+    answer nor its timing, and the e-mail still goes out once it answers."""
+    monkeypatch.setattr(mail, "in_background", ORIGINAL_IN_BACKGROUND)
+    settings.EMAIL_BACKEND = f"{__name__}.SilentMailServer"
+    SilentMailServer.held.clear()
+    SilentMailServer.release.clear()
+    SilentMailServer.sent.clear()
+    poll = make_poll()
+    started = time.monotonic()
+    response = ask_link(Client(), poll, organizer_email)
+    assert response.status_code == 200 and "Check your e-mail" in response.content.decode()
+    assert SilentMailServer.held.wait(5) and not SilentMailServer.sent  # answered while the server holds it
+    assert time.monotonic() - started < 5
+    SilentMailServer.release.set()
+    deadline = time.monotonic() + 5
+    while not SilentMailServer.sent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    [message] = SilentMailServer.sent
+    assert message.to == [organizer_email] and f"/poll/{poll['id']}/sign-in/" in message.body
+
+
+def test_a_failed_send_is_logged(make_poll, organizer_email, settings, caplog):
+    settings.EMAIL_BACKEND = f"{__name__}.BrokenMailServer"
+    poll = make_poll()
+    response = ask_link(Client(), poll, organizer_email)
+    assert response.status_code == 200 and "Check your e-mail" in response.content.decode()
+    assert "sign-in e-mail not sent" in caplog.text
+
+
+class BrokenMailServer(SilentMailServer):
+    def send_messages(self, messages):
+        raise ConnectionRefusedError("no mail server")
