@@ -1,0 +1,90 @@
+"""SQLite connections kept open per process and lent to each request (core/sqlite/base.py)."""
+
+import pytest
+
+from core.sqlite import base
+
+
+def wrapper(path, alias="kept"):
+    return base.DatabaseWrapper({
+        "ENGINE": "core.sqlite", "NAME": str(path), "USER": "", "PASSWORD": "", "HOST": "", "PORT": "",
+        "OPTIONS": {"transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+        "TIME_ZONE": None, "CONN_MAX_AGE": 0, "CONN_HEALTH_CHECKS": False, "AUTOCOMMIT": True,
+        "ATOMIC_REQUESTS": False, "TEST": {},
+    }, alias)
+
+
+@pytest.fixture
+def database(tmp_path, django_db_blocker):
+    """A database file of its own (not the suite's database: no `db` fixture needed)."""
+    path = tmp_path / "kept.sqlite3"
+    with django_db_blocker.unblock():
+        yield path
+        while base.idle_connections(str(path)):  # close what the tests left idle
+            db = wrapper(path)
+            db.ensure_connection()
+            db.connection.close()
+            db.connection = None
+
+
+def test_a_closed_connection_is_lent_to_the_next_request_as_it_is(database):
+    first = wrapper(database)
+    first.ensure_connection()
+    raw = first.connection
+    first.close()
+    assert first.connection is None and base.idle_connections(str(database)) == 1
+
+    second = wrapper(database)
+    second.ensure_connection()
+    assert second.connection is raw and base.idle_connections(str(database)) == 0
+    with second.cursor() as cursor:  # still in autocommit, with the PRAGMAs of its first opening
+        cursor.execute("PRAGMA journal_mode")
+        assert cursor.fetchone() == ("wal",)
+        cursor.execute("PRAGMA foreign_keys")
+        assert cursor.fetchone() == (1,)
+    assert second.get_autocommit()
+    second.close()
+
+
+def test_a_transaction_left_open_is_rolled_back_before_the_connection_is_lent_again(database):
+    db = wrapper(database)
+    with db.cursor() as cursor:
+        cursor.execute("CREATE TABLE t (n INTEGER)")
+    db.connection.execute("BEGIN")
+    db.connection.execute("INSERT INTO t VALUES (1)")
+    db.close()
+
+    again = wrapper(database)
+    with again.cursor() as cursor:
+        assert not again.connection.in_transaction
+        cursor.execute("SELECT count(*) FROM t")
+        assert cursor.fetchone() == (0,)
+    again.close()
+
+
+def test_at_most_max_idle_connections_are_kept(database):
+    many = [wrapper(database, f"kept{n}") for n in range(base.MAX_IDLE + 3)]
+    for db in many:
+        db.ensure_connection()
+    raws = [db.connection for db in many]
+    assert len({id(raw) for raw in raws}) == len(many)
+    for db in many:
+        db.close()
+    assert base.idle_connections(str(database)) == base.MAX_IDLE
+    with pytest.raises(Exception, match="closed"):  # the ones over the cap are closed
+        raws[-1].execute("SELECT 1")
+
+
+def test_another_process_opens_its_own(database, monkeypatch):
+    db = wrapper(database)
+    db.ensure_connection()
+    raw = db.connection
+    db.close()
+    monkeypatch.setattr(base.os, "getpid", lambda: -1)  # a forked child
+    child = wrapper(database)
+    child.ensure_connection()
+    assert child.connection is not raw
+    child.connection.close()
+    child.connection = None
+    monkeypatch.undo()
+    assert base.idle_connections(str(database)) == 1
