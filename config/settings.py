@@ -184,6 +184,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 CELERY_BROKER_PREFIX = env.str("CELERY_BROKER_PREFIX", default="")
 if CELERY_BROKER_PREFIX:
     CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = CELERY_BROKER_PREFIX
+# The Celery app (config/celery.py). Not imported with the settings: a process imports it
+# where it first enqueues a task or asks the workers (core.tasks.celery_app), so that a
+# command that does neither never imports Celery; the worker and beat get it from -A config.
+CELERY_APP = "config.celery.app"
 
 # --- Service rules ---------------------------------------------------------------------
 MAINTENANCE_MODE = env.bool("MAINTENANCE_MODE", default=False)

@@ -69,9 +69,13 @@ def wait(timeout: float) -> bool:
 
 
 def _enqueue(task_name: str, *args) -> None:
-    from webhooks import tasks  # Celery is only imported where it is used
+    # Celery is only imported where it is used: the project's app first (its broker, and the
+    # receivers that carry this request's log context into the task), then the task.
+    from core.tasks import celery_app
+    from webhooks import tasks
 
     try:
+        celery_app()
         getattr(tasks, task_name).apply_async(args, retry=False)
     except Exception:  # noqa: BLE001 - the broker is down: the sweeper will deliver
         logger.warning("could not enqueue a webhook task; the sweeper will pick it up",

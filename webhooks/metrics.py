@@ -34,10 +34,10 @@ def dispatcher():
     yield gauge("service_webhook_dispatch_mode", "1 for the dispatch mode in use (WEBHOOKS_DISPATCH).", 1,
                 {"mode": mode})
     if mode == "celery":
-        from celery import current_app  # the project's app (config/celery.py, loaded with config)
+        from core.tasks import celery_app  # Celery is only imported where it is used
 
         try:
-            replies = current_app.control.ping(timeout=1.0)
+            replies = celery_app().control.ping(timeout=1.0)
         except Exception:  # noqa: BLE001 - the broker is down: no worker can be reached
             replies = []
         yield gauge("service_celery_workers_responding", "Celery workers that answered a ping within 1 second.",
