@@ -63,3 +63,30 @@ def test_ctrl_c_stops_everything_quietly_and_a_later_start_skips_collecting(tmp_
         if run == 1:
             collected_at = stamp.stat().st_mtime_ns
     assert stamp.stat().st_mtime_ns == collected_at  # the second start did not collect again
+
+
+def test_a_killed_bin_serve_leaves_no_process_behind(tmp_path):
+    """SIGKILL to bin/serve alone (no trap runs): its web server and jobs loop stop too."""
+    port = free_port()
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+    env.update(PORT=str(port), HOST="127.0.0.1", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+               WEB_CONCURRENCY="1")
+    log_path = tmp_path / "serve.log"
+    process = start(env, log_path)
+    children: list[str] = []
+    try:
+        wait_ready(process, port, log_path)
+        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        assert len(children) == 2, children  # web and jobs
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        deadline = time.monotonic() + 60
+        while any(group_alive(int(child)) for child in children) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(group_alive(int(child)) for child in children), log_path.read_text()[-3000:]
+        assert request(port, "GET", "/healthz", timeout=2)[0] != 200  # nothing serves any more
+    finally:
+        for child in children:
+            if group_alive(int(child)):
+                os.killpg(int(child), signal.SIGKILL)
