@@ -30,7 +30,13 @@ def sweep() -> None:
         services.deliver_due()
 
 
+# A dispatcher silent this long has stopped: its heartbeat row goes (but the newest stays).
+HEARTBEAT_RETENTION = timedelta(days=1)
+
+
 def purge() -> None:
     """Periodic job: forget events (with their deliveries and attempts) after
-    WEBHOOKS_RETENTION_DAYS."""
-    services.purge(older_than=timezone.now() - timedelta(days=settings.WEBHOOKS_RETENTION_DAYS))
+    WEBHOOKS_RETENTION_DAYS, and the heartbeats of dispatchers that stopped."""
+    now = timezone.now()
+    services.purge(older_than=now - timedelta(days=settings.WEBHOOKS_RETENTION_DAYS))
+    services.forget_heartbeats(older_than=now - HEARTBEAT_RETENTION)

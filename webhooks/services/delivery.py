@@ -258,3 +258,11 @@ def heartbeat(name: str) -> None:
     now = timezone.now()
     if not DispatcherHeartbeat.objects.filter(pk=name).update(beat_at=now):
         DispatcherHeartbeat.objects.update_or_create(pk=name, defaults={"beat_at": now})
+
+
+def forget_heartbeats(*, older_than: datetime) -> int:
+    """Forget the heartbeats of dispatchers silent since before `older_than` (processes that
+    stopped: each `runjobs` beats under its own host and process id), except the newest,
+    whose age `/metrics` goes on reporting. Returns how many."""
+    newest = DispatcherHeartbeat.objects.order_by("-beat_at").values_list("pk", flat=True).first()
+    return DispatcherHeartbeat.objects.filter(beat_at__lt=older_than).exclude(pk=newest).delete()[0]

@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from webhooks import dispatch, jobs, services
-from webhooks.models import Attempt, Delivery, Event
+from webhooks.models import Attempt, Delivery, DispatcherHeartbeat, Event
 from webhooks.tests.fixtures import run_worker
 
 
@@ -35,6 +35,22 @@ def test_purge_keeps_events_not_yet_dispatched(space, clock):
     clock.shift(timedelta(days=365))
     jobs.purge()
     assert Event.objects.filter(pk=event.id).exists()
+
+
+def test_purge_forgets_the_heartbeats_of_stopped_dispatchers_but_the_newest(db, clock):
+    services.heartbeat("host:1")
+    services.heartbeat("host:2")
+    clock.shift(timedelta(hours=1))
+    services.heartbeat("host:3")  # the newest of the stopped ones, after a day
+    clock.shift(jobs.HEARTBEAT_RETENTION + timedelta(minutes=1))
+    jobs.purge()
+    assert set(DispatcherHeartbeat.objects.values_list("pk", flat=True)) == {"host:3"}  # /metrics keeps its age
+    clock.shift(timedelta(hours=2))
+    services.heartbeat("host:4")  # a dispatcher started again
+    services.heartbeat("host:5")
+    clock.shift(timedelta(hours=1))
+    jobs.purge()
+    assert set(DispatcherHeartbeat.objects.values_list("pk", flat=True)) == {"host:4", "host:5"}
 
 
 def test_runjobs_refuses_an_unknown_job(db):
