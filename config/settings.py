@@ -153,6 +153,13 @@ else:
         {
             "connect_timeout": DB_CONNECT_TIMEOUT,
             "options": f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS}",
+            # Parameters sent apart from the SQL (server-side binding), so that a statement a
+            # connection has run DB_PREPARE_THRESHOLD times is prepared and its plan reused:
+            # planning the key lookup took 0.4 of its 0.6 ms, and a request runs three or
+            # four such statements. A pooler in transaction mode (PgBouncer before 1.21)
+            # needs DB_PREPARE_THRESHOLD=0 (off).
+            "server_side_binding": True,
+            "prepare_threshold": env.int("DB_PREPARE_THRESHOLD", default=5) or None,
             "pool": {
                 "min_size": 0,
                 "max_size": env.int("DB_POOL_SIZE", default=10),

@@ -183,7 +183,9 @@ def _upsert_sql(asynchronous: bool, keyed: bool = False) -> str:
     def limit(column: str) -> str:
         if keyed:
             return f"%({column})s"
-        return f"COALESCE((SELECT {column} FROM {override} WHERE space_id = %(space)s), %({column})s)"
+        # A parameter of its own: with server-side binding PostgreSQL deduces one type per
+        # parameter, and `space` is text in the VALUES but varchar here.
+        return f"COALESCE((SELECT {column} FROM {override} WHERE space_id = %(override_space)s), %({column})s)"
 
     row = f"%(space)s, TRUE, {limit('per_minute')}, %(now)s, 1, {limit('per_day')}, %(now)s, 1"
     if asynchronous:
@@ -217,7 +219,7 @@ class DatabaseStore:
 
     @staticmethod
     def _upsert(key: str, now_ms: int, limits: tuple[int, int], *, keyed: bool) -> Outcome:
-        params = {"space": key, "now": now_ms, "per_minute": limits[0], "per_day": limits[1]}
+        params = {"space": key, "override_space": key, "now": now_ms, "per_minute": limits[0], "per_day": limits[1]}
         with _unavailable_on(DatabaseError), connection.cursor() as cursor:
             asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
             cursor.execute(_upsert_sql(asynchronous, keyed), params)
