@@ -1,4 +1,14 @@
-"""The participant list as JSON bytes, built in chunks: `GET /v1/polls/{id}/participants`
+"""Poll answers and the participant list as JSON, encoded once.
+
+Polls (`GET /v1/polls/{id}`, the poll list): each process keeps the encoded answer of the
+polls it served lately (`encoded_polls`), keyed by poll id, and uses it again only when the
+poll's row read for this request (every column the answer shows, `updated_at`, the
+organizer and the participant count) equals the row it was encoded from. The options are
+the one part of an answer not in that row: every change of options goes through
+`services.update_poll`, which sets `updated_at` in the same transaction, so a changed poll
+never matches. A cached poll costs no options query, no presenting and no encoding.
+
+The participant list is JSON bytes built in chunks: `GET /v1/polls/{id}/participants`
 answers every participant in one response (20,000 participants x 100 options is about
 140 MB of JSON), so it is encoded a chunk of participants at a time and streamed, never held
 whole in memory, and never as one dict per participant and span.
@@ -10,16 +20,53 @@ option. The JSON value is the one `presenters.participant` gives for each partic
 shape `presenters.Participant`)
 (tested on the benches' fixtures, tests/test_bench_contract.py)."""
 
-from collections.abc import Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 
 import orjson
 
 from core.formats import instant
+from polls import presenters
 from polls.models import Poll
 from polls.selectors import AVAILABLE_TYPES
 from polls.spans import option_span, span_data
 
 CHUNK = 500  # participants per piece of the body
+
+#: Encoded poll answers each process keeps (about 1-3 KB each).
+CACHED_POLLS = 4096
+
+_polls: OrderedDict[str, tuple] = OrderedDict()  # poll id -> (its row, its answer), least recently used first
+_polls_lock = threading.Lock()
+
+
+def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, list]]) -> list[orjson.Fragment]:
+    """The answer (`presenters.poll`) of each poll row, encoded, in order: from this
+    process's cache when the row is unchanged, else presented with the options
+    `options_of(ids)` gives for those polls (one call, none when every poll is cached)."""
+    found: list = []
+    missing: list = []
+    with _polls_lock:
+        for row in rows:
+            cached = _polls.get(row.id)
+            if cached is not None and cached[0] == row:
+                _polls.move_to_end(row.id)
+                found.append(cached[1])
+            else:
+                found.append(None)
+                missing.append(row)
+    if missing:
+        options = options_of([row.id for row in missing])
+        made = {row.id: orjson.Fragment(orjson.dumps(presenters.poll(row, options[row.id]))) for row in missing}
+        with _polls_lock:
+            for row in missing:
+                _polls[row.id] = (row, made[row.id])
+                _polls.move_to_end(row.id)
+            while len(_polls) > CACHED_POLLS:
+                _polls.popitem(last=False)
+        found = [answer if answer is not None else made[row.id] for row, answer in zip(rows, found, strict=True)]
+    return found
 
 
 def participants_json(poll: Poll, rows: list[tuple]) -> Iterator[bytes]:

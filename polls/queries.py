@@ -3,9 +3,9 @@
 - `live_poll`: the poll every poll endpoint starts from. The ORM spent longer building its
   SQL (select_related, a participant-count subquery, a prefetch) than the database spent
   running it.
-- `poll_row` and `poll_page`: a poll, or a page of the poll list, with options, as rows for
-  the response (named tuples, no model instance: building instances cost more than the
-  rest of a read).
+- `poll_row`, `poll_page` and `options_of`: a poll, or a page of the poll list, and their
+  options, as rows for the response (named tuples, no model instance: building instances
+  cost more than the rest of a read).
 - `participant_answers`: the participants with their votes grouped by the database, one
   string per participant, for the participant list (string aggregates have no portable ORM
   form)."""
@@ -108,15 +108,23 @@ def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
     return _poll_rows_sql(where, f" ORDER BY {created_at} DESC, {poll_id} DESC LIMIT %s")
 
 
-def _read_polls(cursor, sql: str, params: list) -> tuple[list, dict]:
-    """The poll rows of `sql` (the columns of _poll_rows_sql) and their options in display
-    order by poll id: one query for the polls, one for their options (none without polls)."""
+def _read_polls(sql: str, params: list) -> list:
+    """The poll rows of `sql` (the columns of _poll_rows_sql)."""
     width = _POLL_ROW.width
-    cursor.execute(sql, params)
-    polls = [_POLL_ROW.read(values, extra=(_ORGANIZER_ROW.read(values, width), values[-1])) for values in cursor.fetchall()]
-    options: dict[str, list] = {poll.id: [] for poll in polls}
-    if polls:
-        order = ", ".join(_OPTION_ROW.column(name) for name in OPTION_ORDER)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [_POLL_ROW.read(values, extra=(_ORGANIZER_ROW.read(values, width), values[-1]))
+                for values in cursor.fetchall()]
+
+
+def options_of(poll_ids: list[str]) -> dict[str, list]:
+    """The options of these polls as rows, in display order, by poll id (one query; none
+    without polls)."""
+    options: dict[str, list] = {poll_id: [] for poll_id in poll_ids}
+    if not options:
+        return options
+    order = ", ".join(_OPTION_ROW.column(name) for name in OPTION_ORDER)
+    with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {_OPTION_ROW.sql()} FROM {_OPTION_ROW.table} "
             f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(options))}) ORDER BY {order}",
@@ -125,24 +133,23 @@ def _read_polls(cursor, sql: str, params: list) -> tuple[list, dict]:
         for values in cursor.fetchall():
             option = _OPTION_ROW.read(values)
             options[option.poll_id].append(option)
-    return polls, options
+    return options
 
 
-def poll_row(space_id: str, poll_id: str) -> tuple | None:
+def poll_row(space_id: str, poll_id: str):
     """The space's live poll `poll_id` as a row for `presenters.poll` (`organizer` and
-    `participant_count` included) and its options in display order; None when it is
-    deleted, another space's or unknown. Two queries (one when not found)."""
-    with connection.cursor() as cursor:
-        polls, options = _read_polls(cursor, _one_sql(connection.vendor), [poll_id, space_id])
-    return (polls[0], options[poll_id]) if polls else None
+    `participant_count` included; options: `options_of`); None when it is deleted, another
+    space's or unknown. One query."""
+    polls = _read_polls(_one_sql(connection.vendor), [poll_id, space_id])
+    return polls[0] if polls else None
 
 
-def poll_page(space_id: str, *, status: str | None, after: tuple[datetime, str] | None, count: int) -> tuple[list, dict]:
+def poll_page(space_id: str, *, status: str | None, after: tuple[datetime, str] | None, count: int) -> list:
     """Up to `count` of the space's live polls, newest first (`created_at`, then `id`,
-    descending), after the `(created_at, id)` of `after`, with `status` if given; and their
-    options in display order by poll id. Rows carry what `presenters.poll` reads (`organizer`
-    and `participant_count` included). Two queries (`live_polls` and `keyset_page` give the
-    same polls through the ORM)."""
+    descending), after the `(created_at, id)` of `after`, with `status` if given, as rows
+    for `presenters.poll` (`organizer` and `participant_count` included; options:
+    `options_of`). One query (`live_polls` and `keyset_page` give the same polls through the
+    ORM)."""
     params: list = [space_id]
     if status:
         params.append(status)
@@ -150,8 +157,7 @@ def poll_page(space_id: str, *, status: str | None, after: tuple[datetime, str] 
         at = connection.ops.adapt_datetimefield_value(after[0])
         params += [at, at, after[1]]
     params.append(count)
-    with connection.cursor() as cursor:
-        return _read_polls(cursor, _page_sql(connection.vendor, bool(status), after is not None), params)
+    return _read_polls(_page_sql(connection.vendor, bool(status), after is not None), params)
 
 
 _PARTICIPANT = Table(Participant, "p")

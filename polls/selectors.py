@@ -50,24 +50,28 @@ def get_poll(space: Space, poll_id: str) -> Poll | None:
     return queries.live_poll(space.pk, poll_id)  # live_polls(space).filter(pk=poll_id), without the ORM's SQL building
 
 
-def poll_row(space: Space, poll_id: str) -> tuple | None:
-    """The poll and its options as rows for `presenters.poll` (what `get_poll` gives as model
-    instances); None when `get_poll` gives None."""
+def poll_row(space: Space, poll_id: str):
+    """The poll as a row for `presenters.poll` (what `get_poll` gives as a model instance),
+    without its options (`poll_options`); None when `get_poll` gives None."""
     return queries.poll_row(space.pk, poll_id) if _can_be_poll_id(poll_id) else None
+
+
+def poll_options(poll_ids: list[str]) -> dict[str, list]:
+    """The options of these polls as rows for `presenters.poll`, by poll id (one query)."""
+    return queries.options_of(poll_ids)
 
 
 # --- The poll list ----------------------------------------------------------------------
 
 
-def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | None) -> tuple[list, dict, str | None]:
+def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | None) -> tuple[list, str | None]:
     """One page, newest first (createdAt, then id, descending); keyset paging so that polls
-    created or deleted meanwhile never make another poll skip or repeat. The polls and their
-    options (by poll id) are rows for `presenters.poll` (queries.poll_page)."""
+    created or deleted meanwhile never make another poll skip or repeat. The polls are rows
+    for `presenters.poll` (queries.poll_page; their options: `poll_options`)."""
     salt = f"polls.cursor.{space.pk}"  # bound to the space: a cursor issued to one is refused in another
     after = cursor_position(cursor, salt=salt)
-    rows, options = queries.poll_page(space.pk, status=status, after=after, count=limit + 1)
-    page, next_cursor = page_of(rows, salt=salt, limit=limit)
-    return page, options, next_cursor
+    rows = queries.poll_page(space.pk, status=status, after=after, count=limit + 1)
+    return page_of(rows, salt=salt, limit=limit)
 
 
 # --- Results, participants and availability ----------------------------------------------

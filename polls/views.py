@@ -61,10 +61,10 @@ class PollCollectionView(IdempotentCreate, ApiView):
     )
     def get(self, request):
         params = page_query(request, PollListQuery)
-        polls, options, next_cursor = selectors.list_polls(
+        polls, next_cursor = selectors.list_polls(
             request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor")
         )
-        return Response({"data": [presenters.poll(poll, options[poll.id]) for poll in polls], "nextCursor": next_cursor})
+        return Response({"data": encoding.encoded_polls(polls, selectors.poll_options), "nextCursor": next_cursor})
 
     @extend_schema(
         operation_id="createPoll",
@@ -110,11 +110,10 @@ class PollDetailView(ApiView):
         examples=examples.ONE,
     )
     def get(self, request, pollId):
-        found = selectors.poll_row(request.auth.space, pollId)
-        if found is None:
+        poll = selectors.poll_row(request.auth.space, pollId)
+        if poll is None:
             raise PollNotFound()
-        poll, options = found
-        return Response({"data": presenters.poll(poll, options)})
+        return Response({"data": encoding.encoded_polls([poll], selectors.poll_options)[0]})
 
     @extend_schema(
         operation_id="deletePoll",

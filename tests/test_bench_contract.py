@@ -5,6 +5,7 @@ OpenAPI document by the `api` client."""
 
 import json
 
+import orjson
 import pytest
 from django.db.models import Count
 from rest_framework.renderers import JSONRenderer as DRFRenderer
@@ -23,9 +24,20 @@ def bench_data(space):
     return polls, big
 
 
+def plain(data):
+    """`data` with each pre-encoded poll answer (an orjson.Fragment, polls.encoding) decoded."""
+    if isinstance(data, orjson.Fragment):
+        return orjson.loads(orjson.dumps(data))
+    if isinstance(data, dict):
+        return {key: plain(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [plain(value) for value in data]
+    return data
+
+
 def same_as_drf(response):
     """The body is the JSON value DRF's own renderer gives for the same data."""
-    assert json.loads(DRFRenderer().render(response.data)) == response.body
+    assert json.loads(DRFRenderer().render(plain(response.data))) == response.body
 
 
 def test_get_poll_and_list(api, space, bench_data):

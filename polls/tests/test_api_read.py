@@ -136,20 +136,55 @@ def _queries(request) -> int:
 def test_queries_do_not_grow_with_polls_or_options(api):
     create(api, kind="time", n_options=1)
     poll = create(api, kind="time", n_options=1)
-    api.get("/v1/polls")  # last-used time of the key written: steady state from here
-    small_list = _queries(lambda: api.get("/v1/polls"))
-    small_get = _queries(lambda: api.get(f"/v1/polls/{poll['id']}"))
-    for _ in range(20):
-        create(api, kind="time", n_options=40)
-    big = create(api, kind="time", n_options=80)
-    assert _queries(lambda: api.get("/v1/polls")) == small_list
-    assert _queries(lambda: api.get(f"/v1/polls/{big['id']}")) == small_get
+    api.get("/v1/polls")  # last-used time of the key written, the answers cached: steady state from here
     # Before the endpoint: the maintenance switch, the key, and the limiter (embedded store
     # only); "-" cannot be a poll id, so that request's endpoint costs nothing.
     overhead = _queries(lambda: api.get("/v1/polls/-"))
     assert overhead == (2 if settings.REDIS_URL else 3)
-    # The endpoint: polls with their organizer and participant count, then their options.
-    assert small_list == small_get == overhead + 2
+    # The endpoint: the polls with their organizer and participant count; their options
+    # (one query) only for polls whose answer this process has not cached (polls.encoding).
+    assert _queries(lambda: api.get("/v1/polls")) == overhead + 1
+    assert _queries(lambda: api.get(f"/v1/polls/{poll['id']}")) == overhead + 1
+    for _ in range(20):
+        create(api, kind="time", n_options=40)
+    big = create(api, kind="time", n_options=80)
+    assert _queries(lambda: api.get(f"/v1/polls/{big['id']}")) == overhead + 2
+    assert _queries(lambda: api.get("/v1/polls")) == overhead + 2
+    assert _queries(lambda: api.get("/v1/polls")) == overhead + 1
+    assert _queries(lambda: api.get(f"/v1/polls/{big['id']}")) == overhead + 1
+
+
+def test_a_cached_answer_is_never_served_for_a_changed_poll(api, monkeypatch):
+    """Each process keeps the answers it encoded (polls.encoding); any change the answer
+    shows is seen at once: options, settings, responses, the organizer, deletion."""
+    from datetime import date
+
+    from polls import encoding, services
+    from spaces.models import User
+
+    poll = create(api, kind="date")
+    path = f"/v1/polls/{poll['id']}"
+    assert api.get(path).body["data"] == api.get("/v1/polls").body["data"][0]  # cached from here
+    record = Poll.objects.get(pk=poll["id"])
+    services.update_poll(poll=record, options=[{"id": poll["options"][0]["id"], "date": date(2027, 1, 1)},
+                                               {"date": date(2031, 1, 1)}])
+    assert [option.get("date") for option in api.get(path).body["data"]["options"]][-1] == "2031-01-01"
+    assert api.get("/v1/polls").body["data"][0]["options"] == api.get(path).body["data"]["options"]
+    services.update_poll(poll=record, details={"title": "Renamed"})
+    assert api.get(path).body["data"]["title"] == "Renamed"
+    services.create_response(poll=Poll.objects.get(pk=poll["id"]), name="Ann")
+    assert api.get(path).body["data"]["participantCount"] == 1
+    User.objects.filter(pk=record.organizer_id).update(name="New name")
+    assert api.get(path).body["data"]["organizer"]["name"] == "New name"
+    assert api.get("/v1/polls").body["data"][0]["organizer"]["name"] == "New name"
+    api.delete(path)
+    assert api.get(path).status_code == 404 and api.get("/v1/polls").body["data"] == []
+
+    monkeypatch.setattr(encoding, "CACHED_POLLS", 2)
+    for _ in range(3):
+        create(api, kind="date")
+    api.get("/v1/polls")
+    assert len(encoding._polls) == 2
 
 
 def test_too_many_query_parameters(api):

@@ -57,7 +57,8 @@ def test_a_page_of_polls_is_what_the_orm_gives(space, make_space, django_assert_
     assert expected
 
     with django_assert_num_queries(2):
-        rows, options = queries.poll_page(space.pk, status=status, after=None, count=10)
+        rows = queries.poll_page(space.pk, status=status, after=None, count=10)
+        options = queries.options_of([row.id for row in rows])
     assert [row.id for row in rows] == [poll.pk for poll in expected]
     for row, poll in zip(rows, expected, strict=True):
         fields = {name: value for name, value in row._asdict().items() if name not in ("organizer", "participant_count")}
@@ -70,15 +71,16 @@ def test_a_page_of_polls_is_what_the_orm_gives(space, make_space, django_assert_
 
     # After a position, as a cursor gives it: the rest, tie included; `count` bounds the page.
     first = expected[0]
-    rows, _ = queries.poll_page(space.pk, status=status, after=(first.created_at, first.pk), count=10)
+    rows = queries.poll_page(space.pk, status=status, after=(first.created_at, first.pk), count=10)
     assert [row.id for row in rows] == [poll.pk for poll in expected[1:]]
-    rows, _ = queries.poll_page(space.pk, status=status, after=None, count=1)
+    rows = queries.poll_page(space.pk, status=status, after=None, count=1)
     assert [row.id for row in rows] == [first.pk]
 
 
-def test_an_empty_page_makes_one_query(space, django_assert_num_queries):
+def test_an_empty_page_makes_one_query_and_no_poll_no_options_query(space, django_assert_num_queries):
     with django_assert_num_queries(1):
-        assert queries.poll_page(space.pk, status=None, after=None, count=10) == ([], {})
+        assert queries.poll_page(space.pk, status=None, after=None, count=10) == []
+        assert queries.options_of([]) == {}
 
 
 @pytest.mark.parametrize("body", [date_poll_body("2030-01-03", "2030-01-01"), time_poll_body("2030-01-02T10:00:00Z", "2030-01-01T12:00:00Z")])
@@ -87,7 +89,8 @@ def test_one_poll_as_a_row_is_what_live_poll_gives(space, make_space, django_ass
     respond(poll, None, None, name="Ann")
     expected = queries.live_poll(space.pk, poll.pk)
     with django_assert_num_queries(2):
-        row, options = queries.poll_row(space.pk, poll.pk)
+        row = queries.poll_row(space.pk, poll.pk)
+        options = queries.options_of([poll.pk])[poll.pk]
     fields = {name: value for name, value in row._asdict().items() if name not in ("organizer", "participant_count")}
     assert fields == as_row(expected, row)
     assert row.participant_count == 1 and row.organizer._asdict() == as_row(expected.organizer, row.organizer)
