@@ -152,7 +152,9 @@ else:
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "connect_timeout": DB_CONNECT_TIMEOUT,
-            "options": f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS}",
+            # JIT off: the service's statements are short, and compiling one costs more than it
+            # saves (the participant list of 2,000 x 100: 75 ms of JIT for 40 ms of work).
+            "options": f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS} -c jit=off",
             # Parameters sent apart from the SQL (server-side binding), so that a statement a
             # connection has run DB_PREPARE_THRESHOLD times is prepared and its plan reused:
             # planning the key lookup took 0.4 of its 0.6 ms, and a request runs three or
