@@ -7,10 +7,10 @@ acknowledges the bytes, so TCP timeouts never fire). `RequestDeadline` does: whe
 is still running after its deadline, the sockets of the PostgreSQL connections it uses are
 shut down, which makes the waiting query fail at once (OperationalError, answered as 503
 SERVICE_UNAVAILABLE), and the connection is closed when the request ends, so that the pool
-discards it. The watchdog is a thread (a greenlet under gevent), so it fires while the
-request waits on the database. The pool's wait for a free connection is bounded by what is left of
-the deadline too (`remaining`, core.postgresql). One watchdog thread per process
-(core.watchdog) keeps every request's deadline: no timer thread is started per request.
+discards it. One watchdog thread per process (core.watchdog; a greenlet under gevent) keeps
+every request's deadline, so it fires while the request waits on the database, and no timer
+is started per request. The pool's wait for a free connection is bounded by what is left of
+the deadline too (`remaining`, core.postgresql).
 """
 
 import logging
