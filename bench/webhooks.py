@@ -118,6 +118,7 @@ def start_dispatcher(mode: str, env: dict, concurrency: int) -> subprocess.Popen
     if mode == "embedded":
         command = [sys.executable, "manage.py", "runjobs", "--only", "webhooks.sweep"]
     else:
+        env = {**env, "DB_SYNCHRONOUS_COMMIT": "off"}  # as the Procfile's worker runs
         command = [str(Path(sys.executable).parent / "celery"), "-A", "config", "worker", "--loglevel", "WARNING",
                    "--concurrency", str(concurrency), "--without-gossip", "--without-mingle", "--without-heartbeat"]
     return subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,

@@ -141,6 +141,13 @@ else:
     DB_CONNECT_TIMEOUT = env.int("DB_CONNECT_TIMEOUT", default=3)
     DB_STATEMENT_TIMEOUT_MS = env.int("DB_STATEMENT_TIMEOUT_MS", default=15000)
     DB_LOCK_TIMEOUT_MS = env.int("DB_LOCK_TIMEOUT_MS", default=3000)
+    # PostgreSQL's synchronous_commit for this process's connections. The Procfile's Celery
+    # worker runs with "off": its writes (webhook fan-out, claims, outcomes; periodic jobs)
+    # are all redone if a server crash forgets their last moments, and waiting for each
+    # commit's WAL flush cost a fifth of its webhook throughput. Web processes keep "on".
+    DB_SYNCHRONOUS_COMMIT = env.str("DB_SYNCHRONOUS_COMMIT", default="on")
+    if DB_SYNCHRONOUS_COMMIT not in ("on", "off", "local", "remote_write", "remote_apply"):
+        raise ImproperlyConfigured(f"DB_SYNCHRONOUS_COMMIT must be on or off, not {DB_SYNCHRONOUS_COMMIT!r}")
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
     # Django's backend with a pool that reconnects every 0.25 s while the server is down,
     # looks at each connection before lending it (without a query: on a frozen server it
@@ -154,7 +161,8 @@ else:
             "connect_timeout": DB_CONNECT_TIMEOUT,
             # JIT off: the service's statements are short, and compiling one costs more than it
             # saves (the participant list of 2,000 x 100: 75 ms of JIT for 40 ms of work).
-            "options": f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS} -c jit=off",
+            "options": (f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS} -c jit=off "
+                        f"-c synchronous_commit={DB_SYNCHRONOUS_COMMIT}"),
             # Parameters sent apart from the SQL (server-side binding), so that a statement a
             # connection has run DB_PREPARE_THRESHOLD times is prepared and its plan reused:
             # planning the key lookup took 0.4 of its 0.6 ms, and a request runs three or
