@@ -3,7 +3,8 @@
 Polls (`GET /v1/polls/{id}`, the poll list): each process keeps the encoded answer of the
 polls it served lately (`encoded_polls`), keyed by poll id, and uses it again only when the
 poll's row read for this request (every column the answer shows, `updated_at`, the
-organizer and the participant count) equals the row it was encoded from. The options are
+organizer and the participant count) equals the row it was encoded from, under the same
+APP_URL and CDN_URL (the links and the organizer's image follow them). The options are
 the one part of an answer not in that row: every change of options goes through
 `services.update_poll`, which sets `updated_at` in the same transaction, so a changed poll
 never matches. A cached poll costs no options query, no presenting and no encoding.
@@ -25,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 import orjson
+from django.conf import settings
 
 from core.formats import instant
 from polls import presenters
@@ -37,7 +39,8 @@ CHUNK = 500  # participants per piece of the body
 #: Encoded poll answers each process keeps (about 1-3 KB each).
 CACHED_POLLS = 4096
 
-_polls: OrderedDict[str, tuple] = OrderedDict()  # poll id -> (its row, its answer), least recently used first
+# poll id -> ((its row, APP_URL, CDN_URL), its answer), least recently used first
+_polls: OrderedDict[str, tuple] = OrderedDict()
 _polls_lock = threading.Lock()
 
 
@@ -47,10 +50,11 @@ def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, list]]
     `options_of(ids)` gives for those polls (one call, none when every poll is cached)."""
     found: list = []
     missing: list = []
+    urls = (settings.APP_URL, settings.CDN_URL)
     with _polls_lock:
         for row in rows:
             cached = _polls.get(row.id)
-            if cached is not None and cached[0] == row:
+            if cached is not None and cached[0] == (row, *urls):
                 _polls.move_to_end(row.id)
                 found.append(cached[1])
             else:
@@ -61,7 +65,7 @@ def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, list]]
         made = {row.id: orjson.Fragment(orjson.dumps(presenters.poll(row, options[row.id]))) for row in missing}
         with _polls_lock:
             for row in missing:
-                _polls[row.id] = (row, made[row.id])
+                _polls[row.id] = ((row, *urls), made[row.id])
                 _polls.move_to_end(row.id)
             while len(_polls) > CACHED_POLLS:
                 _polls.popitem(last=False)

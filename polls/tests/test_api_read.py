@@ -154,7 +154,7 @@ def test_queries_do_not_grow_with_polls_or_options(api):
     assert _queries(lambda: api.get(f"/v1/polls/{big['id']}")) == overhead + 1
 
 
-def test_a_cached_answer_is_never_served_for_a_changed_poll(api, monkeypatch):
+def test_a_cached_answer_is_never_served_for_a_changed_poll(api, monkeypatch, settings):
     """Each process keeps the answers it encoded (polls.encoding); any change the answer
     shows is seen at once: options, settings, responses, the organizer, deletion."""
     from datetime import date
@@ -177,6 +177,8 @@ def test_a_cached_answer_is_never_served_for_a_changed_poll(api, monkeypatch):
     User.objects.filter(pk=record.organizer_id).update(name="New name")
     assert api.get(path).body["data"]["organizer"]["name"] == "New name"
     assert api.get("/v1/polls").body["data"][0]["organizer"]["name"] == "New name"
+    settings.APP_URL = "https://app.example.net"
+    assert api.get(path).body["data"]["inviteUrl"] == f"https://app.example.net/invite/{poll['id']}"
     api.delete(path)
     assert api.get(path).status_code == 404 and api.get("/v1/polls").body["data"] == []
 
