@@ -1,4 +1,4 @@
-"""What bench/http.py serves with gunicorn: the service's own WSGI application
+"""What bench/endpoints.py serves with gunicorn: the service's own WSGI application
 (config.wsgi, with its body reader and request slots), plus two baselines that answer fixed
 bytes (BENCH_BODY_FILE, the bytes of `GET /v1/polls/{id}`):
 
@@ -12,12 +12,10 @@ bytes (BENCH_BODY_FILE, the bytes of `GET /v1/polls/{id}`):
 import os
 from pathlib import Path
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+from django.http import HttpResponse
+from django.urls import path
 
-from django.http import HttpResponse  # noqa: E402
-from django.urls import path  # noqa: E402
-
-from config.wsgi import application as service  # noqa: E402  (sets Django up)
+from config.wsgi import application as service  # sets DJANGO_SETTINGS_MODULE and Django up
 
 BODY = Path(os.environ["BENCH_BODY_FILE"]).read_bytes()
 _HEADERS = [("Content-Type", "application/json"), ("Content-Length", str(len(BODY)))]

@@ -18,9 +18,7 @@ from io import StringIO
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path[0] = str(BASE_DIR)  # the project, not bench/: bench/http.py would shadow the standard library's http
-
-from bench.results import setup_django  # noqa: E402  (the same scratch database and limits)
+sys.path.insert(0, str(BASE_DIR))  # the project's packages
 
 
 def year_generators(distinct: bool) -> dict:
@@ -40,6 +38,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
+    from bench.results import setup_django  # the same scratch database and limits
+
     setup_django()
     from django.core.management import call_command
     from django.test import Client

@@ -15,9 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parent.parent)  # the project, not bench/ (bench/http.py is not http)
-
-from bench.results import setup_django, timed  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's packages
 
 
 def main() -> None:
@@ -27,6 +25,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=30, help="timed calls per measurement (default 30)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     args = parser.parse_args()
+    from bench.results import setup_django, timed
+
     setup_django()
 
     from django.db import connection

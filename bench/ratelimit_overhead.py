@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path[0] = str(BASE_DIR)  # the project, not bench/: bench/http.py would shadow the standard library's http
+sys.path.insert(0, str(BASE_DIR))  # the project's packages
 
 
 def setup_django(redis_url: str) -> None:

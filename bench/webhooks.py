@@ -35,12 +35,11 @@ import sys
 import tempfile
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path[0] = str(BASE_DIR)  # the project, not bench/: bench/http.py would shadow the standard library's http
-
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
+sys.path.insert(0, str(BASE_DIR))  # the project's packages
 
 DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/bench_webhooks"
 DEFAULT_BROKER = "redis://127.0.0.1:6379/6"

@@ -14,6 +14,7 @@ from django.db.models import Count
 from polls import services
 from polls.models import Option, Tally, Vote
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond
+from polls.tests.tally_worker import PROCESSES, ROUNDS, THREADS
 from tests.hammer import BASE_DIR, release_together, shared_database
 
 
@@ -68,8 +69,6 @@ def _command(*args) -> dict:
 
 
 # --- Concurrent answers from several processes -----------------------------------------------
-
-from polls.tests.tally_worker import PROCESSES, ROUNDS, THREADS  # noqa: E402
 
 
 @pytest.mark.django_db(transaction=True)

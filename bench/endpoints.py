@@ -3,7 +3,7 @@ gunicorn (config/gunicorn.py, as `bin/serve` and the Procfile run it) loaded wit
 alternating rounds with two baselines served by the same processes (bench/app.py): a bare
 WSGI callable and a bare Django view returning the bytes of `GET /v1/polls/{id}`.
 
-    .venv/bin/python bench/http.py [--configs sqlite,postgres] [--rounds 3] [--seconds 3]
+    .venv/bin/python bench/endpoints.py [--configs sqlite,postgres] [--rounds 3] [--seconds 3]
         [--connections 8] [--big 20000] [--json]
 
 Configurations:
@@ -24,23 +24,22 @@ is still counted). The 1-minute load average is printed at the start and the end
 configuration: the machine is shared, so compare ratios of one run, not absolute figures.
 """
 
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-sys.path[0] = str(BASE_DIR)  # the project, not bench/: this file would shadow the standard library's http
-
-import argparse  # noqa: E402
-import http.client  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import shutil  # noqa: E402
-import signal  # noqa: E402
-import socket  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
+sys.path.insert(0, str(BASE_DIR))  # the project's packages (bench.fixtures, Django's settings)
 
 PYTHON = sys.executable
 GUNICORN = str(Path(PYTHON).with_name("gunicorn"))
