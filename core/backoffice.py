@@ -51,6 +51,20 @@ class ServiceForm(forms.ModelForm):
         raise NotImplementedError
 
 
+class ServiceChangeForm(ServiceForm):
+    """A change form whose save is a service call on the stored row: unchanged, nothing is
+    called; changed, `update(stored)` is, with the row as the database has it (the form has
+    already copied the new values onto its own instance) and the input in `cleaned_data`."""
+
+    def save_through_service(self):
+        if not self.has_changed():
+            return self.instance
+        return self.update(type(self.instance).objects.get(pk=self.instance.pk))
+
+    def update(self, stored):
+        raise NotImplementedError
+
+
 class ShowsRefusal:
     """Mixed into the re-rendered form after a refusal at save time: the same input, valid
     as before, plus the service's message."""

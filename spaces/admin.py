@@ -13,7 +13,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.html import format_html
 
-from core.backoffice import ServiceForm, ServiceFormAdmin, adopt, clipped, report, short_time
+from core.backoffice import ServiceChangeForm, ServiceForm, ServiceFormAdmin, adopt, clipped, report, short_time
 from core.errors import ServiceError
 from spaces import selectors, services
 from spaces.models import ApiKey, Membership, Space, Subscription, User
@@ -285,21 +285,16 @@ class ApiKeyAddForm(ServiceForm):
         return key
 
 
-class ApiKeyChangeForm(ServiceForm):
+class ApiKeyChangeForm(ServiceChangeForm):
     """Only the name and the expiry change, through `services.update_key`."""
 
     class Meta:
         model = ApiKey
         fields = ["name", "expires_at"]
 
-    def save_through_service(self):
-        if not self.has_changed():
-            return self.instance
-        # The stored row: the form has already copied the new values onto its instance.
-        return services.update_key(
-            key=ApiKey.objects.get(pk=self.instance.pk), name=self.cleaned_data.get("name") or "",
-            expires_at=self.cleaned_data.get("expires_at"),
-        )
+    def update(self, stored):
+        return services.update_key(key=stored, name=self.cleaned_data.get("name") or "",
+                                   expires_at=self.cleaned_data.get("expires_at"))
 
 
 class KeyStateFilter(admin.SimpleListFilter):

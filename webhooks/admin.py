@@ -13,7 +13,7 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from core.backoffice import ServiceForm, ServiceFormAdmin, clipped, report, short_time
+from core.backoffice import ServiceChangeForm, ServiceForm, ServiceFormAdmin, clipped, report, short_time
 from core.errors import ServiceError
 from webhooks import selectors, services, targets
 from webhooks.models import EVENT_TYPES, Attempt, Delivery, Endpoint, Event
@@ -76,7 +76,7 @@ class EndpointAddForm(ServiceForm):
         return endpoint
 
 
-class EndpointChangeForm(ServiceForm):
+class EndpointChangeForm(ServiceChangeForm):
     """Only the URL and the subscribed types change, through `services.update_endpoint`."""
 
     event_types = _event_types_field()
@@ -85,14 +85,9 @@ class EndpointChangeForm(ServiceForm):
         model = Endpoint
         fields = ["url", "event_types"]
 
-    def save_through_service(self):
-        if not self.has_changed():
-            return self.instance
-        # The stored row: the form has already copied the new values onto its instance.
-        return services.update_endpoint(
-            endpoint=Endpoint.objects.get(pk=self.instance.pk), url=self.cleaned_data["url"],
-            event_types=self.cleaned_data["event_types"],
-        )
+    def update(self, stored):
+        return services.update_endpoint(endpoint=stored, url=self.cleaned_data["url"],
+                                        event_types=self.cleaned_data["event_types"])
 
 
 @admin.register(Endpoint)
