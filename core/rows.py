@@ -35,14 +35,7 @@ class Table:
     def converter(self, name: str):
         """value -> value as the ORM gives it, for the column of field `name` alone."""
         col = self.model._meta.get_field(name).get_col(self.alias)
-        converters = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
-
-        def convert(value):
-            for function in converters:
-                value = function(value, col, connection)
-            return value
-
-        return convert
+        return _chain(connection.ops.get_db_converters(col) + col.get_db_converters(connection), col)
 
     def build(self, values):
         """The instance from this table's columns of a row; None when its id is NULL (the
@@ -71,7 +64,7 @@ def split(row, *tables: Table) -> list:
     return built
 
 
-class Columns:
+class Columns(Table):
     """Some columns of a model under a table alias, read into plain named tuples (fields
     named by the models' attribute names) with the backend's converters: for the reads whose
     rows go straight to a response, where a model instance per row costs more than the rest
@@ -84,17 +77,6 @@ class Columns:
         self.width = len(self.fields)
         self.row = namedtuple(row_name, [*(field.attname for field in self.fields), *extra])
         self._converters: dict[str, list] = {}  # vendor -> [(column index, convert)]
-
-    @property
-    def table(self) -> str:
-        return f"{connection.ops.quote_name(self.model._meta.db_table)} {self.alias}"
-
-    def sql(self) -> str:
-        q = connection.ops.quote_name
-        return ", ".join(f"{self.alias}.{q(field.column)}" for field in self.fields)
-
-    def column(self, name: str) -> str:
-        return f"{self.alias}.{connection.ops.quote_name(self.model._meta.get_field(name).column)}"
 
     def read(self, values, start: int = 0, extra: tuple = ()):
         """The named tuple of this table's columns, `values[start:start + width]` of a row,

@@ -25,16 +25,25 @@ AVAILABLE_TYPES = {Vote.YES: [], Vote.IF_NEED_BE: [Vote.IF_NEED_BE]}
 _POLL, _ORGANIZER, _OPTION = Table(Poll, "p"), Table(User, "u"), Table(Option, "o")
 
 
+def _poll_select(poll: Table, organizer: Table, where: list[str], tail: str = "") -> str:
+    """SELECT the columns of `poll` and `organizer`, then the poll's participant count."""
+    q = connection.ops.quote_name
+    return (
+        f"SELECT {poll.columns()}, {organizer.columns()}, "
+        f"(SELECT COUNT(*) FROM {q(Participant._meta.db_table)} n WHERE n.{q('poll_id')} = {poll.column('id')}) "
+        f"FROM {poll.table} JOIN {organizer.table} ON {organizer.column('id')} = {poll.column('organizer')} "
+        f"WHERE {' AND '.join(where)}{tail}"
+    )
+
+
+def _live(poll: Table) -> list[str]:
+    """The space's live poll with the id given: the WHERE of a poll read (id, then space)."""
+    return [f"{poll.column('id')} = %s", f"{poll.column('space')} = %s", f"{poll.column('deleted_at')} IS NULL"]
+
+
 @functools.cache
 def _poll_sql(vendor: str) -> str:
-    q = connection.ops.quote_name
-    participants = q(Participant._meta.db_table)
-    return (
-        f"SELECT {_POLL.columns()}, {_ORGANIZER.columns()}, "
-        f"(SELECT COUNT(*) FROM {participants} n WHERE n.{q('poll_id')} = {_POLL.column('id')}) "
-        f"FROM {_POLL.table} JOIN {_ORGANIZER.table} ON {_ORGANIZER.column('id')} = {_POLL.column('organizer')} "
-        f"WHERE {_POLL.column('id')} = %s AND {_POLL.column('space')} = %s AND {_POLL.column('deleted_at')} IS NULL"
-    )
+    return _poll_select(_POLL, _ORGANIZER, _live(_POLL))
 
 
 @functools.cache
@@ -81,20 +90,9 @@ _ORGANIZER_ROW = Columns(User, "u", ("id", "name", "email", "image"), "Organizer
 _OPTION_ROW = Columns(Option, "o", ("id", "poll", "date", "start_time", "duration"), "OptionRow")
 
 
-def _poll_rows_sql(where: list[str], tail: str = "") -> str:
-    q = connection.ops.quote_name
-    return (
-        f"SELECT {_POLL_ROW.sql()}, {_ORGANIZER_ROW.sql()}, "
-        f"(SELECT COUNT(*) FROM {q(Participant._meta.db_table)} n WHERE n.{q('poll_id')} = {_POLL_ROW.column('id')}) "
-        f"FROM {_POLL_ROW.table} JOIN {_ORGANIZER_ROW.table} ON {_ORGANIZER_ROW.column('id')} = {_POLL_ROW.column('organizer')} "
-        f"WHERE {' AND '.join(where)}{tail}"
-    )
-
-
 @functools.cache
 def _one_sql(vendor: str) -> str:
-    return _poll_rows_sql([f"{_POLL_ROW.column('id')} = %s", f"{_POLL_ROW.column('space')} = %s",
-                           f"{_POLL_ROW.column('deleted_at')} IS NULL"])
+    return _poll_select(_POLL_ROW, _ORGANIZER_ROW, _live(_POLL_ROW))
 
 
 @functools.cache
@@ -105,11 +103,11 @@ def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
         where.append(f"{_POLL_ROW.column('status')} = %s")
     if after:
         where.append(f"({created_at} < %s OR ({created_at} = %s AND {poll_id} < %s))")
-    return _poll_rows_sql(where, f" ORDER BY {created_at} DESC, {poll_id} DESC LIMIT %s")
+    return _poll_select(_POLL_ROW, _ORGANIZER_ROW, where, f" ORDER BY {created_at} DESC, {poll_id} DESC LIMIT %s")
 
 
 def _read_polls(sql: str, params: list) -> list:
-    """The poll rows of `sql` (the columns of _poll_rows_sql)."""
+    """The poll rows of `sql` (the columns `_poll_select` gives for _POLL_ROW and _ORGANIZER_ROW)."""
     width = _POLL_ROW.width
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -126,7 +124,7 @@ def options_of(poll_ids: list[str]) -> dict[str, list]:
     order = ", ".join(_OPTION_ROW.column(name) for name in OPTION_ORDER)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {_OPTION_ROW.sql()} FROM {_OPTION_ROW.table} "
+            f"SELECT {_OPTION_ROW.columns()} FROM {_OPTION_ROW.table} "
             f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(options))}) ORDER BY {order}",
             list(options),
         )
