@@ -5,6 +5,7 @@ answers as CSV. Every action goes through the services the back office uses, so 
 the same event. docs/app.md describes it."""
 
 import csv
+import functools
 import logging
 from datetime import timedelta
 
@@ -76,16 +77,23 @@ def organizer(request, poll: Poll):
     return user
 
 
-def _poll_or_404(request, poll_id):
-    poll = selectors.find_invited_poll(poll_id)
-    return poll, (not_found(request) if poll is None else None)
+def with_poll(view):
+    """The view is given the poll of the URL's `poll_id` (live, as invitations find it); an
+    unknown or deleted one is the HTML 404 page."""
+
+    @functools.wraps(view)
+    def with_the_poll(request, poll_id: str, **kwargs):
+        poll = selectors.find_invited_poll(poll_id)
+        if poll is None:
+            return not_found(request)
+        return view(request, poll, **kwargs)
+
+    return with_the_poll
 
 
 @require_GET
-def manage(request, poll_id: str):
-    poll, missing = _poll_or_404(request, poll_id)
-    if missing:
-        return missing
+@with_poll
+def manage(request, poll: Poll):
     who = organizer(request, poll)
     if who is None:
         return render(request, "pages/sign_in.html", {"poll": poll, "form": SignInForm(), "honeypot": HONEYPOT})
@@ -127,11 +135,9 @@ def render_manage(request, poll, who, *, form=None, problems=(), status=200):
 
 
 @require_POST
-def sign_in(request, poll_id: str):
+@with_poll
+def sign_in(request, poll: Poll):
     """Ask for a link. The answer is the same whether or not the address may manage the poll."""
-    poll, missing = _poll_or_404(request, poll_id)
-    if missing:
-        return missing
     guard = guarded(request, poll)
     if guard:
         return guard
@@ -146,11 +152,9 @@ def sign_in(request, poll_id: str):
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-def sign_in_link(request, poll_id: str, token: str):
+@with_poll
+def sign_in_link(request, poll: Poll, token: str):
     """GET shows a button (mail scanners that open links use nothing up); POST signs in."""
-    poll, missing = _poll_or_404(request, poll_id)
-    if missing:
-        return missing
     if request.method != "POST":
         if not services.sign_in_link_valid(poll=poll, token=token):
             return _dead_link(request, poll)
@@ -192,10 +196,8 @@ ACTIONS = {
 
 
 @require_POST
-def act(request, poll_id: str):
-    poll, missing = _poll_or_404(request, poll_id)
-    if missing:
-        return missing
+@with_poll
+def act(request, poll: Poll):
     who = organizer(request, poll)
     if who is None:
         return error_page(request, 403, "Sign in first", "Only the poll's organizers can do this; sign in with "
@@ -246,11 +248,9 @@ class _Echo:
 
 
 @require_GET
-def answers_csv(request, poll_id: str):
+@with_poll
+def answers_csv(request, poll: Poll):
     """Every participant with e-mail, time and vote per option, streamed 500 at a time."""
-    poll, missing = _poll_or_404(request, poll_id)
-    if missing:
-        return missing
     if organizer(request, poll) is None:
         return error_page(request, 403, "Sign in first", "Only the poll's organizers can download the answers.",
                           poll=poll, back_to_manage=True)
