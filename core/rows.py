@@ -1,13 +1,13 @@
-"""Hand-written SELECTs of whole model rows, for the few hot paths where building the SQL
-with the ORM on every request costs more than running it (docs/performance.md). The SQL
-text is made once from the models' metadata; each row is turned into model instances with
+"""Hand-written SELECTs and INSERTs of whole model rows, for the few hot paths where building
+the SQL with the ORM on every request costs more than running it (docs/performance.md). The
+SQL text is made from the models' metadata; each row is turned into model instances with
 the database backend's converters, exactly as the ORM does, so callers get the same objects
-as from a queryset (`Table`), or the same values in named tuples (`Columns`). Everything else
-uses the ORM."""
+as from a queryset (`Table`), or the same values in named tuples (`Columns`); `insert` stores
+new instances as `bulk_create` does. Everything else uses the ORM."""
 
 from collections import namedtuple
 
-from django.db import connection
+from django.db import connection, models
 
 
 class Table:
@@ -107,3 +107,49 @@ def _chain(functions, col):
         return value
 
     return convert
+
+
+# Fields that store a str, int, bool or None as it is: `insert` passes such values without
+# calling the field (exact classes: a subclass may change its values).
+_AS_IS_FIELDS = {
+    models.CharField, models.TextField, models.EmailField, models.BooleanField, models.IntegerField,
+    models.PositiveIntegerField, models.BigIntegerField, models.ForeignKey,
+}
+_AS_IS_VALUES = {str, int, bool, type(None)}
+_MAX_PARAMETERS = 65_535
+
+
+def insert(objects) -> None:
+    """Stores new instances of one model, as `Model.objects.bulk_create(objects)` does (the
+    same values: each field's `pre_save` then `get_db_prep_save`, except where they would
+    give back the attribute as it is), in as few INSERTs as the backend's parameter limit
+    allows (PostgreSQL's protocol: 65,535), without the ORM's SQL compiler. No signals are sent (bulk_create sends none
+    either). The model's primary key must be set by a default (no database-generated ids)."""
+    objects = list(objects)
+    if not objects:
+        return
+    model = type(objects[0])
+    if model._meta.pk.db_returning:
+        raise ValueError(f"{model.__name__}: ids made by the database are not supported")
+    fields = model._meta.local_concrete_fields
+    plain = [type(field) in _AS_IS_FIELDS for field in fields]
+    q = connection.ops.quote_name
+    head = f"INSERT INTO {q(model._meta.db_table)} ({', '.join(q(field.column) for field in fields)}) VALUES "
+    row = f"({', '.join(['%s'] * len(fields))})"
+    # PostgreSQL has no limit of its own in Django, but its protocol binds at most 65,535.
+    batch = min(connection.ops.bulk_batch_size(fields, objects), _MAX_PARAMETERS // len(fields)) or 1
+    with connection.cursor() as cursor:
+        for start in range(0, len(objects), batch):
+            chunk = objects[start:start + batch]
+            params = []
+            for obj in chunk:
+                values = obj.__dict__
+                for field, as_is in zip(fields, plain):
+                    value = values[field.attname] if as_is else None
+                    if not as_is or type(value) not in _AS_IS_VALUES:
+                        value = field.get_db_prep_save(field.pre_save(obj, True), connection)
+                    params.append(value)
+            cursor.execute(head + ", ".join([row] * len(chunk)), params)
+    for obj in objects:
+        obj._state.adding = False
+        obj._state.db = connection.alias

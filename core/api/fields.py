@@ -125,6 +125,21 @@ class StrictSerializer(serializers.Serializer):
 
     default_error_messages = {**COMMON_MESSAGES, "invalid": "must be an object"}
 
+    @property
+    def fields(self):
+        # DRF deep-copies every declared field (nested serializers and list children with
+        # them) for each instance: on `POST /v1/polls` that copying cost more than the
+        # validation itself. The fields keep no state while they validate (errors and
+        # validated data live on the instance validated, and no serializer here is partial
+        # or has a context), so each class binds one set to a prototype instance, once, and
+        # every instance shares it.
+        cls = type(self)
+        shared = cls.__dict__.get("_shared_fields")
+        if shared is None:
+            shared = serializers.Serializer.fields.func(cls())
+            cls._shared_fields = shared
+        return shared
+
     def to_internal_value(self, data):
         if not isinstance(data, dict):
             raise serializers.ValidationError({"non_field_errors": ["must be an object"]})

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from core import rows
 from core.errors import ServiceError
 from polls.generators import Generator, slot_ranges, wall_clock_to_utc
 from polls.models import Option, Poll
@@ -98,8 +99,8 @@ def create_poll(
     for option in options:
         option.poll = poll
     with transaction.atomic():
-        poll.save(force_insert=True)
-        Option.objects.bulk_create(options)
+        rows.insert([poll])
+        rows.insert(options)
         record_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now)
     poll.participant_count = 0
     options.sort(key=Option.display_order)

@@ -6,6 +6,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from core import rows
 from core.formats import instant
 from webhooks import signals
 from webhooks.models import EVENT_TYPES, PAYLOAD_VERSION, Event
@@ -31,7 +32,7 @@ def record_event(
         data["participant"] = {"id": participant_id}
     data.update(extra or {})
     event = new_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, at=at)
-    event.save(force_insert=True)
+    rows.insert([event])
     transaction.on_commit(lambda: signals.work_waiting.send(sender=Event, event_id=event.id), robust=True)
     return event
 
