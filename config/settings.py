@@ -77,6 +77,19 @@ MIDDLEWARE = [
     # Last, as django-axes requires: answers a locked-out back-office login 429.
     "axes.middleware.AxesMiddleware",
 ]
+# `/v1/` requests skip what only the pages and the back office use: static files, sessions,
+# CSRF, logins, messages, the pages' headers and lockouts (config/wsgi.py). Their responses
+# are unchanged (none of these adds anything to an API response); about 40 us less a request.
+PAGES_ONLY_MIDDLEWARE = {
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "pages.middleware.PageMiddleware",
+    "axes.middleware.AxesMiddleware",
+}
+API_MIDDLEWARE = [path for path in MIDDLEWARE if path not in PAGES_ONLY_MIDDLEWARE]
 
 # --- Back-office logins (core/login_guard.py) --------------------------------------------
 # The 5th failed login locks the account, and the client address, for LOGIN_LOCKOUT_MINUTES;

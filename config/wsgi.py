@@ -3,6 +3,7 @@ import threading
 from io import BytesIO
 
 from django.conf import settings
+from django.core.handlers.wsgi import WSGIHandler
 from django.core.wsgi import get_wsgi_application
 from gevent import Timeout
 from gevent.monkey import is_module_patched
@@ -12,6 +13,27 @@ from core.dbguard import NO_SLOT, REFUSED, RequestDeadline
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_application = get_wsgi_application()
+
+
+class ApiHandler(WSGIHandler):
+    """Django's handler for the API's `/v1/` paths: the same URLs and views behind
+    settings.API_MIDDLEWARE, the middleware an API request uses."""
+
+    def load_middleware(self, is_async=False):
+        everything = settings.MIDDLEWARE
+        settings.MIDDLEWARE = settings.API_MIDDLEWARE  # read by Django's load_middleware only
+        try:
+            super().load_middleware(is_async)
+        finally:
+            settings.MIDDLEWARE = everything
+
+
+api_application = ApiHandler()
+
+
+def _handler(environ):
+    return api_application if environ.get("PATH_INFO", "").startswith("/v1/") else django_application
+
 
 # Requests run through Django at once in this process; each may hold a database connection.
 # Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn
@@ -57,12 +79,13 @@ def application(environ, start_response):
         else:
             environ["wsgi.input"] = BytesIO(body)
             environ["CONTENT_LENGTH"] = str(len(body))
+    handler = _handler(environ)
     if refusal is not None:
         _close_after(start_response)
         environ.update({REFUSED: refusal, "CONTENT_LENGTH": "0", "wsgi.input": BytesIO()})
-        return django_application(environ, start_response)
+        return handler(environ, start_response)
     if environ.get("PATH_INFO") == "/healthz":
-        return django_application(environ, start_response)  # liveness: no slot, no database
+        return handler(environ, start_response)  # liveness: no slot, no database
     # DB_REQUEST_TIMEOUT counts from here: the wait for a slot is part of it. While the
     # database is down or frozen every slot is held for seconds, and requests queued behind
     # them would otherwise wait one such turn after another, far past any bound.
@@ -70,16 +93,16 @@ def application(environ, start_response):
     with RequestDeadline(settings.DB_REQUEST_TIMEOUT) as deadline:
         if not _bulkhead.acquire(compartment, timeout=deadline.remaining()):
             environ[NO_SLOT] = True
-            return django_application(environ, start_response)
+            return handler(environ, start_response)
         try:
             if not _slots.acquire(timeout=deadline.remaining()):
                 environ[NO_SLOT] = True
-                return django_application(environ, start_response)
+                return handler(environ, start_response)
             try:
                 # Responses are built in full, except the participant list of a big poll, which
                 # streams: its rows are read and its connection closed by then, only encoding remains.
                 with holding(_slots):
-                    return django_application(environ, start_response)
+                    return handler(environ, start_response)
             finally:
                 _slots.release()
         finally:
