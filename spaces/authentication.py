@@ -59,7 +59,8 @@ class HasProSpace(BasePermission):
 
 
 def authenticate_key(raw: str) -> ApiKey | None:
-    """The active key `raw` names, with its space, owner and subscription (one query)."""
+    """The active key `raw` names, with its space, owner and subscription (one query). The
+    objects may be shared with other requests of the process: read them, never change them."""
     prefix = prefix_of(raw)
     if prefix is None:
         return None
@@ -74,8 +75,9 @@ def authenticate_key(raw: str) -> ApiKey | None:
     ):
         return None
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        # In the database only: `key` may be shared by the process's requests (spaces.queries);
+        # the next request reads the new value with the key's row.
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-        key.last_used_at = now
     return key
 
 

@@ -1,7 +1,17 @@
 """The key lookup of every API request as one hand-written statement (core.rows): the ORM
-spent longer building its SQL than the database spent running it."""
+spent longer building its SQL than the database spent running it.
+
+Each process keeps the objects it built for the keys it served lately, with the row they
+were built from, and gives them again only when this request's row (every column of the
+key, its space, the space's owner and subscription and the key's creator) equals that row:
+a revoked key, a ban, a renamed space or a lapsed subscription is a different row, seen at
+once. Building them (five model instances through the backend's converters) cost more than
+the query. The objects are shared by the requests of the process and must not be changed
+in memory (the services change rows in the database, never these instances)."""
 
 import functools
+import threading
+from collections import OrderedDict
 
 from django.db import connection
 
@@ -35,6 +45,26 @@ def key_by_prefix(prefix: str) -> ApiKey | None:
         row = cursor.fetchone()
     if row is None:
         return None
+    memo = (connection.alias, row)
+    built = _built.get(prefix)
+    if built is not None and built[0] == memo:
+        return built[1]
+    key = _build(row)
+    with _lock:
+        _built[prefix] = (memo, key)
+        _built.move_to_end(prefix)
+        while len(_built) > CACHED_KEYS:
+            _built.popitem(last=False)
+    return key
+
+
+#: Keys whose built objects each process keeps (a few KB each).
+CACHED_KEYS = 1024
+_built: OrderedDict[str, tuple[tuple, ApiKey]] = OrderedDict()  # prefix -> ((alias, row), key)
+_lock = threading.Lock()
+
+
+def _build(row) -> ApiKey:
     key, space, owner, creator, subscription = split(row, _KEY, _SPACE, _OWNER, _CREATOR, _PRO)
     space.owner = owner
     key.space = space

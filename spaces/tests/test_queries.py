@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from spaces import services
 from spaces.keys import prefix_of
-from spaces.models import ApiKey, Subscription
+from spaces.models import ApiKey, Space, Subscription, User
 from spaces.queries import key_by_prefix
 
 
@@ -47,3 +47,31 @@ def test_the_key_with_its_space_owner_subscription_and_creator(db, django_assert
 
 def test_an_unknown_prefix_finds_nothing(db):
     assert key_by_prefix("zzzzzzzz") is None
+
+
+def test_built_objects_are_given_again_only_for_the_same_row(db, django_assert_num_queries):
+    """The process keeps what it built for a key; any change of any of the five rows is a
+    different row, read and built again at once (one query every time)."""
+    space = services.create_space(name="Acme", owner_email="owner@example.com", owner_name="Owner", pro=True)
+    key, raw = services.create_key(space=space, name="ci")
+    prefix = prefix_of(raw)
+    first = key_by_prefix(prefix)
+    with django_assert_num_queries(1):
+        assert key_by_prefix(prefix) is first
+
+    changes = [
+        (lambda: Space.objects.filter(pk=space.pk).update(name="Renamed"), lambda found: found.space.name == "Renamed"),
+        (lambda: User.objects.filter(pk=space.owner_id).update(is_banned=True), lambda found: found.space.owner.is_banned),
+        (lambda: Subscription.objects.filter(space=space).update(is_active=False), lambda found: not found.space.is_pro),
+        (lambda: ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now()),
+         lambda found: not found.is_active_at(timezone.now())),
+    ]
+    previous = first
+    for change, seen in changes:
+        change()
+        with django_assert_num_queries(1):
+            found = key_by_prefix(prefix)
+        assert found is not previous and seen(found)
+        assert_same(found, orm_lookup(prefix))
+        previous = found
+    assert not first.space.owner.is_banned and first.space.name == "Acme"  # built objects are never changed
