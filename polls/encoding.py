@@ -15,8 +15,8 @@ answers every participant in one response (20,000 participants x 100 options is 
 whole in memory, and never as one dict per participant and span.
 
 Each span's JSON is made once per option and vote type and shared by every participant who
-gave that vote; a participant's answers come grouped by the database as numbers
-(`selectors.participant_rows`), put in display order by a sort of at most one number per
+gave that vote; a participant's answers come as one string (`Participant.answers`, read by
+`selectors.participant_rows`), put in display order by a sort of at most one number per
 option. The JSON value is the one `presenters.participant` gives for each participant (the
 shape `presenters.Participant`)
 (tested on the benches' fixtures, tests/test_bench_contract.py)."""
@@ -87,7 +87,10 @@ def participants_json(poll: Poll, rows: list[tuple]) -> Iterator[bytes]:
         pieces = []
         for participant_id, name, email, created_at, answers in rows[start:start + CHUNK]:
             # In display order: by option position (ascending numbers).
-            availability = b",".join(map(spans.__getitem__, sorted(map(rank.__getitem__, answers.split(","))))) if answers else b""
+            try:
+                availability = b",".join(map(spans.__getitem__, sorted(map(rank.__getitem__, answers.split(","))))) if answers else b""
+            except KeyError:  # answers naming an option no longer there (votes changed behind the services' back)
+                availability = b",".join(spans[n] for n in sorted(rank[a] for a in answers.split(",") if a in rank))
             # "availability" is the last member: its null is replaced by the spans.
             head = orjson.dumps({"id": participant_id, "name": name, "email": email,
                                  "createdAt": instant(created_at), "availability": None})

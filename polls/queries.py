@@ -6,9 +6,8 @@
 - `poll_row`, `poll_page` and `options_of`: a poll, or a page of the poll list, and their
   options, as rows for the response (named tuples, no model instance: building instances
   cost more than the rest of a read).
-- `participant_answers`: the participants with their votes grouped by the database, one
-  string per participant, for the participant list (string aggregates have no portable ORM
-  form)."""
+- `participant_answers`: the participants with their answers (`Participant.answers`), for
+  the participant list of any size."""
 
 import functools
 from datetime import datetime
@@ -161,30 +160,25 @@ def poll_page(space_id: str, *, status: str | None, after: tuple[datetime, str] 
 _PARTICIPANT = Table(Participant, "p")
 
 
+PARTICIPANT_FIELDS = ("id", "name", "email", "created_at")
+
+
 @functools.cache
 def _participants_sql(vendor: str) -> str:
-    votes = connection.ops.quote_name(Vote._meta.db_table)
-    code = "v.option_id || CASE WHEN v.type = %s THEN '+' ELSE '' END"
-    aggregate = f"string_agg({code}, ',')" if vendor == "postgresql" else f"group_concat({code}, ',')"
-    fields = ", ".join(_PARTICIPANT.column(name) for name in PARTICIPANT_FIELDS)
     return (
-        f"SELECT {fields}, (SELECT {aggregate} FROM {votes} v "
-        f"WHERE v.participant_id = {_PARTICIPANT.column('id')} AND v.type IN (%s, %s)) "
+        f"SELECT {', '.join(_PARTICIPANT.column(name) for name in (*PARTICIPANT_FIELDS, 'answers'))} "
         f"FROM {_PARTICIPANT.table} WHERE {_PARTICIPANT.column('poll')} = %s "
         f"ORDER BY {_PARTICIPANT.column('created_at')}, {_PARTICIPANT.column('id')}"
     )
 
 
-PARTICIPANT_FIELDS = ("id", "name", "email", "created_at")
-
-
 def participant_answers(poll: Poll) -> list[tuple]:
     """Every participant of a poll, oldest first, as rows `(id, name, email, created_at,
     answers)`: `answers` lists the participant's `yes` and `ifNeedBe` votes joined by commas,
-    each as its option's id, followed by `+` for `ifNeedBe` (None: no such vote), in no
-    particular order. One query; the database groups the votes (reading each participant's
-    from the vote index), so Python never holds an object per vote."""
+    each as its option's id, followed by `+` for `ifNeedBe` ("": no such vote), in no
+    particular order (`Participant.answers`, kept with the votes). One query reading one
+    row per participant, never a vote."""
     created_at = _PARTICIPANT.converter("created_at")
     with connection.cursor() as cursor:
-        cursor.execute(_participants_sql(connection.vendor), [Vote.IF_NEED_BE, *AVAILABLE_TYPES, poll.pk])
+        cursor.execute(_participants_sql(connection.vendor), [poll.pk])
         return [(pid, name, email, created_at(at), answers) for pid, name, email, at, answers in cursor.fetchall()]

@@ -23,6 +23,7 @@ from polls.rules import (
     TITLE_MAX_LENGTH,
 )
 from polls.services.lifecycle import locked_poll, options_past_at, record_change
+from polls.services.tallies import drop_answers
 
 DETAILS = ("title", "description", "location", "conferencing")
 TEXT_LIMITS = {"title": TITLE_MAX_LENGTH, "description": DESCRIPTION_MAX_LENGTH, "location": LOCATION_MAX_LENGTH}
@@ -169,6 +170,7 @@ def _replace_options(poll: Poll, wanted: list[dict]) -> list[Option] | None:
     if not (removed or added or changed):
         return None
     if removed:
+        drop_answers(poll, sorted(removed))
         Option.objects.filter(pk__in=removed).delete()
     Option.objects.bulk_create(added)
     Option.objects.bulk_update(changed, OPTION_FIELDS)

@@ -10,7 +10,7 @@ from core.formats import parse_email
 from polls.models import Option, Participant, Poll, Vote
 from polls.rules import max_length
 from polls.services.lifecycle import locked_poll
-from polls.services.tallies import count_votes
+from polls.services.tallies import answers_text, count_votes
 from webhooks.services import record_event
 
 NAME_MAX_LENGTH = max_length(Participant, "name")
@@ -72,8 +72,9 @@ def create_response(*, poll: Poll, name: str, email: str | None = None, votes: d
     check_accepts_responses(poll)
     name, email, votes = clean_response(poll=poll, name=name, email=email, votes=votes or {})
     now = timezone.now()
-    participant = Participant.objects.create(poll=poll, name=name, email=email, created_at=now, updated_at=now)
     answered = [(option_id, kind) for option_id, kind in votes.items() if kind]
+    participant = Participant.objects.create(poll=poll, name=name, email=email, created_at=now, updated_at=now,
+                                             answers=answers_text(answered))
     Vote.objects.bulk_create(Vote(participant=participant, option_id=option_id, type=kind) for option_id, kind in answered)
     count_votes(poll, added=answered)
     _touch(poll, now)
@@ -120,7 +121,8 @@ def update_response(
     count_votes(poll, added=answered,
                 removed=[(option_id, current[option_id]) for option_id in changed_votes if option_id in current])
     participant.name, participant.email, participant.updated_at = name, email, now
-    participant.save(update_fields=["name", "email", "updated_at"])
+    participant.answers = answers_text(({**current, **changed_votes}).items())
+    participant.save(update_fields=["name", "email", "updated_at", "answers"])
     _touch(poll, now)
     record_event(space_id=poll.space_id, type="poll.participant.updated", poll_id=poll.pk,
                  participant_id=participant.pk, at=now)

@@ -1,17 +1,54 @@
-"""Tallies: the votes per option and type, kept in the same transaction as the votes.
+"""What the votes sum up to, kept in the same transaction as the votes: the tallies (votes
+per option and type, for results) and each participant's answers (`Participant.answers`,
+for the participant list).
 
 The consistency rule: every service that adds, changes or removes votes calls `count_votes`
-with the difference, inside its transaction and after `locked_poll` (one writer per poll at
-a time); removing an option or a poll removes its tallies with its votes (CASCADE). Votes
-written any other way (a bulk load, a hand-made fix) leave the tallies wrong until
-`recount_tallies` (`manage.py polls recount`) rebuilds them."""
+with the difference and stores the participant's `answers_text`, inside its transaction
+and after `locked_poll` (one writer per poll at a time); removing options calls
+`drop_answers` before they go; removing an option or a poll removes its tallies with its
+votes (CASCADE). Votes written any other way (a bulk load, a hand-made fix) leave tallies
+and answers wrong until `recount_tallies` (`manage.py polls recount`) rebuilds them."""
 
 from collections import Counter
 
 from django.db import connection, transaction
 from django.db.models import Count
 
-from polls.models import Poll, Tally, Vote
+from polls.models import Participant, Poll, Tally, Vote
+
+#: The vote types a participant's answers show.
+SHOWN_TYPES = (Vote.YES, Vote.IF_NEED_BE)
+
+
+def answers_text(votes) -> str:
+    """`Participant.answers` for these `(option id, type)` votes (types other than
+    SHOWN_TYPES left out)."""
+    return ",".join(option_id + "+" if kind == Vote.IF_NEED_BE else option_id
+                    for option_id, kind in votes if kind in SHOWN_TYPES)
+
+
+def _answers_sql(participant: str, extra: str = "") -> str:
+    """The SQL expression of `answers_text` for the participant whose id is `participant`,
+    from its votes (and the condition `extra` on them, alias `v`)."""
+    votes = connection.ops.quote_name(Vote._meta.db_table)
+    code = "v.option_id || CASE WHEN v.type = %s THEN '+' ELSE '' END"
+    aggregate = f"string_agg({code}, ',')" if connection.vendor == "postgresql" else f"group_concat({code}, ',')"
+    return (f"COALESCE((SELECT {aggregate} FROM {votes} v "
+            f"WHERE v.participant_id = {participant} AND v.type IN (%s, %s){extra}), '')")
+
+
+def drop_answers(poll: Poll, option_ids: list[str]) -> None:
+    """Options of `poll` are about to be removed with their votes: the participants who
+    answered them keep their other answers (one statement, only their rows)."""
+    table = connection.ops.quote_name(Participant._meta.db_table)
+    votes = connection.ops.quote_name(Vote._meta.db_table)
+    marks = ", ".join(["%s"] * len(option_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET answers = {_answers_sql(f'{table}.id', f' AND v.option_id NOT IN ({marks})')} "
+            f"WHERE id IN (SELECT participant_id FROM {votes} WHERE option_id IN ({marks}) AND type IN (%s, %s))",
+            [Vote.IF_NEED_BE, *SHOWN_TYPES, *option_ids, *option_ids, *SHOWN_TYPES],
+        )
 
 
 def count_votes(poll: Poll, added: list[tuple[str, str]] = (), removed: list[tuple[str, str]] = ()) -> None:
@@ -35,9 +72,10 @@ def count_votes(poll: Poll, added: list[tuple[str, str]] = (), removed: list[tup
 
 
 def recount_tallies(*, poll: Poll | None = None) -> int:
-    """Rebuild the tallies of `poll` (or of every poll, deleted ones included) from the
-    votes, one poll at a time under its lock; returns how many tallies were wrong or missing
-    (0: they agreed with the votes)."""
+    """Rebuild the tallies and the participants' answers of `poll` (or of every poll,
+    deleted ones included) from the votes, one poll at a time under its lock; returns how
+    many tallies and participants' answers were wrong or missing (0: they agreed with the
+    votes)."""
     polls = [poll.pk] if poll is not None else Poll.objects.order_by("pk").values_list("pk", flat=True).iterator()
     return sum(_recount(poll_id) for poll_id in polls)
 
@@ -59,4 +97,20 @@ def _recount(poll_id: str) -> int:
             [Tally(poll_id=poll_id, option_id=option_id, type=kind, count=n) for (option_id, kind), n in counted.items()],
             batch_size=1000,
         )
-    return wrong
+    return wrong + _recount_answers(poll_id)
+
+
+def _recount_answers(poll_id: str) -> int:
+    """The participants of the poll whose answers disagree with their votes, rebuilt (one
+    statement per thousand of them); how many there were."""
+    table = connection.ops.quote_name(Participant._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT id, answers, {_answers_sql(f'{table}.id')} FROM {table} WHERE poll_id = %s",
+                       [Vote.IF_NEED_BE, *SHOWN_TYPES, poll_id])
+        wrong = [pid for pid, stored, counted in cursor.fetchall()
+                 if sorted(filter(None, stored.split(","))) != sorted(filter(None, counted.split(",")))]
+        for start in range(0, len(wrong), 1000):
+            batch = wrong[start:start + 1000]
+            cursor.execute(f"UPDATE {table} SET answers = {_answers_sql(f'{table}.id')} "
+                           f"WHERE id IN ({', '.join(['%s'] * len(batch))})", [Vote.IF_NEED_BE, *SHOWN_TYPES, *batch])
+    return len(wrong)

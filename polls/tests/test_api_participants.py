@@ -165,3 +165,15 @@ def test_changes_show_at_once(api, space):
     assert (data["name"], data["email"]) == ("Eve B.", "eve@example.com")
     assert data["availability"] == [span("2030-01-02T00:00:00.000Z", "2030-01-03T00:00:00.000Z", True)]
     assert Participant.objects.filter(poll=poll).count() == 1
+
+
+def test_answers_naming_an_option_no_longer_there_still_list(api, space):
+    """`Participant.answers` written behind the services' back (until `manage.py polls
+    recount`): the list shows the options that exist, never an error."""
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
+    first, second = option_ids(poll)
+    ann = respond(poll, "yes", "ifNeedBe", name="Ann")
+    Participant.objects.filter(pk=ann.pk).update(answers=f"gone,{second}+,{first}")
+    listed = participants(api, poll)
+    assert [p["availability"] for p in listed] == [participant(api, poll, ann.pk)["availability"]]
+    assert len(listed[0]["availability"]) == 2

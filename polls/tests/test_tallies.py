@@ -1,5 +1,6 @@
-"""Tallies (votes per option and type) agree with the votes after every kind of change, and
-after many concurrent ones from several processes; `manage.py polls recount` repairs them."""
+"""Tallies (votes per option and type) and participants' answers agree with the votes after
+every kind of change, and after many concurrent ones from several processes; `manage.py polls
+recount` repairs them."""
 
 import json
 import os
@@ -12,7 +13,7 @@ from django.core.management import call_command
 from django.db.models import Count
 
 from polls import services
-from polls.models import Option, Tally, Vote
+from polls.models import Option, Participant, Tally, Vote
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond
 from polls.tests.tally_worker import PROCESSES, ROUNDS, THREADS
 from tests.hammer import BASE_DIR, release_together, shared_database
@@ -26,6 +27,21 @@ def recounted(poll) -> dict:
 def tallies(poll) -> dict:
     rows = Tally.objects.filter(poll=poll, count__gt=0).values_list("option_id", "type", "count")
     return {(option_id, kind): n for option_id, kind, n in rows}
+
+
+def answers(poll) -> dict:
+    """Each participant's stored answers (`Participant.answers`), as a set."""
+    rows = Participant.objects.filter(poll=poll).values_list("pk", "answers")
+    return {pk: set(filter(None, text.split(","))) for pk, text in rows}
+
+
+def from_votes(poll) -> dict:
+    """What each participant's answers are by their votes."""
+    found = {pk: set() for pk in Participant.objects.filter(poll=poll).values_list("pk", flat=True)}
+    votes = Vote.objects.filter(participant__poll=poll, type__in=("yes", "ifNeedBe"))
+    for pk, option_id, kind in votes.values_list("participant_id", "option_id", "type"):
+        found[pk].add(option_id + "+" if kind == "ifNeedBe" else option_id)
+    return found
 
 
 def test_every_change_of_votes_keeps_the_tallies(space):
@@ -45,6 +61,37 @@ def test_every_change_of_votes_keeps_the_tallies(space):
     assert tallies(poll) == recounted(poll) == {(third, "no"): 1}
     assert not Tally.objects.filter(option_id__in=[first, second]).exists()
     assert services.recount_tallies(poll=poll) == 0
+
+
+def test_every_change_of_votes_keeps_the_participants_answers(space):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02", "2030-01-03"))
+    first, second, third = option_ids(poll)
+    ann = respond(poll, "yes", "ifNeedBe", "no", name="Ann")
+    bob = respond(poll, "ifNeedBe", None, "yes", name="Bob")
+    assert answers(poll) == from_votes(poll) == {ann.pk: {first, second + "+"}, bob.pk: {first + "+", third}}
+    services.update_response(participant=ann, votes={first: "no", second: "yes", third: "ifNeedBe"})
+    assert answers(poll) == from_votes(poll) == {ann.pk: {second, third + "+"}, bob.pk: {first + "+", third}}
+    services.update_response(participant=bob, name="Bobby", votes={third: None})
+    assert answers(poll) == from_votes(poll) == {ann.pk: {second, third + "+"}, bob.pk: {first + "+"}}
+    # Options removed by an edit leave the answers of those who gave them, and only theirs.
+    services.update_poll(poll=poll, options=[{"id": second, "date": date(2030, 1, 2)}, {"date": date(2030, 1, 5)}])
+    assert answers(poll) == from_votes(poll) == {ann.pk: {second}, bob.pk: set()}
+    services.delete_response(participant=ann)
+    assert answers(poll) == from_votes(poll) == {bob.pk: set()}
+    assert services.recount_tallies(poll=poll) == 0
+
+
+def test_recount_repairs_answers_written_behind_the_services_back(space):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
+    first, second = option_ids(poll)
+    ann = respond(poll, "yes", "no", name="Ann")
+    bob = respond(poll, "no", "ifNeedBe", name="Bob")
+    Participant.objects.filter(pk=ann.pk).update(answers=f"{second},gone")
+    Vote.objects.filter(participant=bob, option_id=first).update(type="yes")  # a tally wrong twice, an answer once
+    assert _command("recount", poll.pk) == {"pollId": poll.pk, "repaired": 4}
+    assert answers(poll) == from_votes(poll) == {ann.pk: {first}, bob.pk: {first, second + "+"}}
+    assert tallies(poll) == recounted(poll)
+    assert _command("recount", poll.pk) == {"pollId": poll.pk, "repaired": 0}
 
 
 def test_recount_repairs_tallies_and_reports_what_was_wrong(space):
@@ -93,11 +140,12 @@ def test_concurrent_answers_edits_and_removals_keep_exact_tallies(space, tmp_pat
     assert sum(n for n in done) == PROCESSES * THREADS * ROUNDS
     assert Vote.objects.filter(option__poll=poll).exists()
     assert tallies(poll) == recounted(poll)
+    assert answers(poll) == from_votes(poll)
     assert services.recount_tallies(poll=poll) == 0
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_fills_the_tallies_of_existing_polls(space):
+def test_the_migrations_fill_the_tallies_and_answers_of_existing_polls(space):
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -111,3 +159,5 @@ def test_the_migration_fills_the_tallies_of_existing_polls(space):
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
     assert tallies(poll) == recounted(poll) == {(first, "yes"): 2, (second, "no"): 1}
+    ann, bob = Participant.objects.filter(poll=poll).order_by("name").values_list("pk", flat=True)
+    assert answers(poll) == from_votes(poll) == {ann: {first}, bob: {first}}
