@@ -121,7 +121,7 @@ def update_response(
     count_votes(poll, added=answered,
                 removed=[(option_id, current[option_id]) for option_id in changed_votes if option_id in current])
     participant.name, participant.email, participant.updated_at = name, email, now
-    participant.answers = answers_text(({**current, **changed_votes}).items())
+    participant.answers = answers_text({**current, **changed_votes}.items())
     participant.save(update_fields=["name", "email", "updated_at", "answers"])
     _touch(poll, now)
     record_event(space_id=poll.space_id, type="poll.participant.updated", poll_id=poll.pk,

@@ -46,8 +46,9 @@ def drop_answers(poll: Poll, option_ids: list[str]) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET answers = {_answers_sql(f'{table}.id', f' AND v.option_id NOT IN ({marks})')} "
-            f"WHERE id IN (SELECT participant_id FROM {votes} WHERE option_id IN ({marks}) AND type IN (%s, %s))",
-            [Vote.IF_NEED_BE, *SHOWN_TYPES, *option_ids, *option_ids, *SHOWN_TYPES],
+            f"WHERE poll_id = %s AND id IN "
+            f"(SELECT participant_id FROM {votes} WHERE option_id IN ({marks}) AND type IN (%s, %s))",
+            [Vote.IF_NEED_BE, *SHOWN_TYPES, *option_ids, poll.pk, *option_ids, *SHOWN_TYPES],
         )
 
 
