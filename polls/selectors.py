@@ -180,9 +180,9 @@ _PARTICIPANT_FIELDS = ("id", "name", "email", "created_at")
 
 
 def participant_rows(poll: Poll) -> list[tuple]:
-    """The participants of a poll from `get_poll`, oldest first, with their available answers
-    grouped (`queries.participant_answers`): one query, no object per vote, for the
-    participant list of any size (polls/encoding.py)."""
+    """The participants of a poll from `get_poll`, oldest first, with their `yes` and
+    `ifNeedBe` answers in one string each (`queries.participant_answers`): one query reading
+    no vote, for the participant list of any size (polls/encoding.py)."""
     return queries.participant_answers(poll)
 
 
