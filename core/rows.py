@@ -78,17 +78,23 @@ class Columns(Table):
         self.row = namedtuple(row_name, [*(field.attname for field in self.fields), *extra])
         self._converters: dict[str, list] = {}  # vendor -> [(column index, convert)]
 
-    def read(self, values, start: int = 0, extra: tuple = ()):
-        """The named tuple of this table's columns, `values[start:start + width]` of a row,
-        followed by `extra`."""
+    def reader(self, start: int = 0):
+        """`read(values, extra=())`: the named tuple of this table's columns,
+        `values[start:start + width]` of a row, followed by `extra`, with the converters of
+        the connection's backend looked up once for all the rows of a result."""
         converters = self._converters.get(connection.vendor)
         if converters is None:
             converters = self._converters[connection.vendor] = self._make_converters()
-        values = list(values[start:start + self.width])
-        for index, convert in converters:
-            values[index] = convert(values[index])
-        values.extend(extra)
-        return self.row._make(values)
+        stop, make = start + self.width, self.row._make
+
+        def read(values, extra: tuple = ()):
+            values = list(values[start:stop])
+            for index, convert in converters:
+                values[index] = convert(values[index])
+            values.extend(extra)
+            return make(values)
+
+        return read
 
     def _make_converters(self) -> list:
         made = []

@@ -107,11 +107,10 @@ def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
 
 def _read_polls(sql: str, params: list) -> list:
     """The poll rows of `sql` (the columns `_poll_select` gives for _POLL_ROW and _ORGANIZER_ROW)."""
-    width = _POLL_ROW.width
+    read_poll, read_organizer = _POLL_ROW.reader(), _ORGANIZER_ROW.reader(_POLL_ROW.width)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [_POLL_ROW.read(values, extra=(_ORGANIZER_ROW.read(values, width), values[-1]))
-                for values in cursor.fetchall()]
+        return [read_poll(values, (read_organizer(values), values[-1])) for values in cursor.fetchall()]
 
 
 def options_of(poll_ids: list[str]) -> dict[str, list]:
@@ -127,8 +126,9 @@ def options_of(poll_ids: list[str]) -> dict[str, list]:
             f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(options))}) ORDER BY {order}",
             list(options),
         )
+        read = _OPTION_ROW.reader()
         for values in cursor.fetchall():
-            option = _OPTION_ROW.read(values)
+            option = read(values)
             options[option.poll_id].append(option)
     return options
 
