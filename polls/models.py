@@ -56,9 +56,13 @@ class Poll(models.Model):
 
     class Meta:
         indexes = [
-            # The poll list: a space's live polls, newest first, optionally by status.
-            models.Index(fields=["space", "deleted_at", "-created_at", "-id"], name="poll_space_list"),
-            models.Index(fields=["space", "deleted_at", "status", "-created_at", "-id"], name="poll_space_status_list"),
+            # The poll list: a space's live polls, newest first, optionally by status. Partial
+            # (live polls only), not keyed on deleted_at: PostgreSQL cannot take an index's order
+            # past a column matched by IS NULL, and sorted every poll of the space instead.
+            models.Index(fields=["space", "-created_at", "-id"], name="poll_space_live",
+                         condition=models.Q(deleted_at__isnull=True)),
+            models.Index(fields=["space", "status", "-created_at", "-id"], name="poll_space_status_live",
+                         condition=models.Q(deleted_at__isnull=True)),
             # The auto-close sweep and the purge job.
             models.Index(fields=["status", "past_at"], name="poll_auto_close"),
             models.Index(fields=["deleted_at"], name="poll_deleted"),
