@@ -55,7 +55,9 @@ class Event(models.Model):
         ordering = ["created_at", "id"]
         indexes = [
             models.Index(fields=["space", "created_at"], name="event_space_created"),
-            models.Index(fields=["dispatched_at", "created_at"], name="event_undispatched"),
+            # The events still to fan out, oldest first: partial, so it holds only those and gives
+            # their order (PostgreSQL cannot take an index's order past a column matched by IS NULL).
+            models.Index(fields=["created_at"], name="event_pending", condition=models.Q(dispatched_at__isnull=True)),
         ]
 
     def __str__(self):
