@@ -11,10 +11,12 @@ polls)."""
 import json
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from bench import fixtures
+from webhooks.models import Event
+from webhooks.services.delivery import _oldest_unlocked
 
 pytestmark = pytest.mark.django_db
 
@@ -64,11 +66,6 @@ def test_every_page_of_the_poll_list_reads_its_index_in_order(api, space):
 
 
 def test_the_fan_out_takes_the_oldest_pending_events_from_their_own_index(api, space):
-    from django.db import transaction
-
-    from webhooks.models import Event
-    from webhooks.services.delivery import _oldest_unlocked
-
     fixtures.small_polls(space, 5, options=1, participants=0)  # an event each, not fanned out yet
     with transaction.atomic(), CaptureQueriesContext(connection) as captured:
         assert len(list(_oldest_unlocked(Event.objects.filter(dispatched_at__isnull=True), "created_at", 500))) == 5
