@@ -31,7 +31,7 @@ from django.conf import settings
 from core.formats import instant
 from polls import presenters
 from polls.models import Poll
-from polls.selectors import AVAILABLE_TYPES
+from polls.selectors import ANSWER_MARKS, AVAILABLE_TYPES
 from polls.spans import option_span, span_data
 
 CHUNK = 500  # participants per piece of the body
@@ -76,12 +76,13 @@ def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, list]]
 def participants_json(poll: Poll, rows: list[tuple]) -> Iterator[bytes]:
     """`{"data": [Participant, ...]}` in pieces, for a poll from `get_poll` (options loaded)
     and its `selectors.participant_rows`."""
-    spans: list[bytes] = []  # 2 * option position (+ 1 for ifNeedBe) -> the span's JSON
-    rank: dict[str, int] = {}  # an answer ("option id", "option id+" for ifNeedBe) -> its span's number
-    for position, option in enumerate(poll.options.all()):
+    spans: list[bytes] = []  # in display order: per option, one per available vote type -> the span's JSON
+    rank: dict[str, int] = {}  # an answer (option id and mark, ANSWER_MARKS) -> its span's number
+    for option in poll.options.all():
         span = span_data(option_span(option.date, option.start_time, option.duration))
-        spans += [orjson.dumps({**span, "modifiers": modifiers}) for modifiers in AVAILABLE_TYPES.values()]
-        rank[option.pk], rank[option.pk + "+"] = 2 * position, 2 * position + 1
+        for kind, modifiers in AVAILABLE_TYPES.items():
+            rank[option.pk + ANSWER_MARKS[kind]] = len(spans)
+            spans.append(orjson.dumps({**span, "modifiers": modifiers}))
     yield b'{"data":['
     for start in range(0, len(rows), CHUNK):
         pieces = []

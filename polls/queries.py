@@ -20,6 +20,9 @@ from spaces.models import User
 
 #: Vote types that make an availability span, and the span's modifiers.
 AVAILABLE_TYPES = {Vote.YES: [], Vote.IF_NEED_BE: [Vote.IF_NEED_BE]}
+#: How `Participant.answers` writes each of those votes: the option's id, then this mark
+#: (`+` for a span with modifiers: ifNeedBe).
+ANSWER_MARKS = {kind: "+" if modifiers else "" for kind, modifiers in AVAILABLE_TYPES.items()}
 
 _POLL, _ORGANIZER, _OPTION = Table(Poll, "p"), Table(User, "u"), Table(Option, "o")
 

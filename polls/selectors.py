@@ -77,6 +77,7 @@ def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | No
 # --- Results, participants and availability ----------------------------------------------
 
 AVAILABLE_TYPES = queries.AVAILABLE_TYPES  # vote type -> span modifiers
+ANSWER_MARKS = queries.ANSWER_MARKS  # how Participant.answers writes them
 _PARTICIPANT_ID = re.compile(r"[a-z0-9]{1,30}")
 
 
@@ -176,7 +177,7 @@ def _availability(poll: Poll, participants: list[str]) -> dict[str, list[Availab
 
 
 _BY_POSITION = attrgetter("position")
-_PARTICIPANT_FIELDS = ("id", "name", "email", "created_at")
+_PARTICIPANT_FIELDS = queries.PARTICIPANT_FIELDS
 
 
 def participant_rows(poll: Poll) -> list[tuple]:

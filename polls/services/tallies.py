@@ -15,26 +15,29 @@ from django.db import connection, transaction
 from django.db.models import Count
 
 from polls.models import Participant, Poll, Tally, Vote
-
-#: The vote types a participant's answers show.
-SHOWN_TYPES = (Vote.YES, Vote.IF_NEED_BE)
+from polls.queries import ANSWER_MARKS
 
 
 def answers_text(votes) -> str:
-    """`Participant.answers` for these `(option id, type)` votes (types other than
-    SHOWN_TYPES left out)."""
-    return ",".join(option_id + "+" if kind == Vote.IF_NEED_BE else option_id
-                    for option_id, kind in votes if kind in SHOWN_TYPES)
+    """`Participant.answers` for these `(option id, type)` votes (types without a mark in
+    ANSWER_MARKS left out)."""
+    return ",".join(option_id + ANSWER_MARKS[kind] for option_id, kind in votes if kind in ANSWER_MARKS)
 
 
 def _answers_sql(participant: str, extra: str = "") -> str:
     """The SQL expression of `answers_text` for the participant whose id is `participant`,
-    from its votes (and the condition `extra` on them, alias `v`)."""
+    from its votes (and the condition `extra` on them, alias `v`); its parameters are
+    `_ANSWERS_PARAMS` (then those of `extra`)."""
     votes = connection.ops.quote_name(Vote._meta.db_table)
-    code = "v.option_id || CASE WHEN v.type = %s THEN '+' ELSE '' END"
+    cases = " ".join(["WHEN %s THEN %s"] * len(ANSWER_MARKS))
+    code = f"v.option_id || CASE v.type {cases} END"
     aggregate = f"string_agg({code}, ',')" if connection.vendor == "postgresql" else f"group_concat({code}, ',')"
+    kinds = ", ".join(["%s"] * len(ANSWER_MARKS))
     return (f"COALESCE((SELECT {aggregate} FROM {votes} v "
-            f"WHERE v.participant_id = {participant} AND v.type IN (%s, %s){extra}), '')")
+            f"WHERE v.participant_id = {participant} AND v.type IN ({kinds}){extra}), '')")
+
+
+_ANSWERS_PARAMS = [value for pair in ANSWER_MARKS.items() for value in pair] + list(ANSWER_MARKS)
 
 
 def drop_answers(poll: Poll, option_ids: list[str]) -> None:
@@ -42,13 +45,13 @@ def drop_answers(poll: Poll, option_ids: list[str]) -> None:
     answered them keep their other answers (one statement, only their rows)."""
     table = connection.ops.quote_name(Participant._meta.db_table)
     votes = connection.ops.quote_name(Vote._meta.db_table)
-    marks = ", ".join(["%s"] * len(option_ids))
+    marks, kinds = ", ".join(["%s"] * len(option_ids)), ", ".join(["%s"] * len(ANSWER_MARKS))
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET answers = {_answers_sql(f'{table}.id', f' AND v.option_id NOT IN ({marks})')} "
             f"WHERE poll_id = %s AND id IN "
-            f"(SELECT participant_id FROM {votes} WHERE option_id IN ({marks}) AND type IN (%s, %s))",
-            [Vote.IF_NEED_BE, *SHOWN_TYPES, *option_ids, poll.pk, *option_ids, *SHOWN_TYPES],
+            f"(SELECT participant_id FROM {votes} WHERE option_id IN ({marks}) AND type IN ({kinds}))",
+            [*_ANSWERS_PARAMS, *option_ids, poll.pk, *option_ids, *ANSWER_MARKS],
         )
 
 
@@ -107,11 +110,11 @@ def _recount_answers(poll_id: str) -> int:
     table = connection.ops.quote_name(Participant._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT id, answers, {_answers_sql(f'{table}.id')} FROM {table} WHERE poll_id = %s",
-                       [Vote.IF_NEED_BE, *SHOWN_TYPES, poll_id])
+                       [*_ANSWERS_PARAMS, poll_id])
         wrong = [pid for pid, stored, counted in cursor.fetchall()
                  if sorted(filter(None, stored.split(","))) != sorted(filter(None, counted.split(",")))]
         for start in range(0, len(wrong), 1000):
             batch = wrong[start:start + 1000]
             cursor.execute(f"UPDATE {table} SET answers = {_answers_sql(f'{table}.id')} "
-                           f"WHERE id IN ({', '.join(['%s'] * len(batch))})", [Vote.IF_NEED_BE, *SHOWN_TYPES, *batch])
+                           f"WHERE id IN ({', '.join(['%s'] * len(batch))})", [*_ANSWERS_PARAMS, *batch])
     return len(wrong)
