@@ -129,10 +129,10 @@ class UtcTimestamptzLoader(Loader):
 
     def __init__(self, oid, context=None):
         super().__init__(oid, context)
-        self.load = _PSYCOPG_TZ_LOADER(oid, context).load
+        self._load = _PSYCOPG_TZ_LOADER(oid, context).load
 
-    def load(self, data):  # replaced per instance by the bound loader above
-        raise NotImplementedError
+    def load(self, data):
+        return self._load(data)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
