@@ -88,3 +88,22 @@ def test_another_process_opens_its_own(database, monkeypatch):
     child.connection = None
     monkeypatch.undo()
     assert base.idle_connections(str(database)) == 1
+
+
+def test_statements_convert_their_placeholders_once(database):
+    db = wrapper(database)
+    base._converted.cache_clear()
+    statements = [
+        ("SELECT %s, %s, '100%%', '%%s'", [1, "two"], (1, "two", "100%", "%s")),
+        ("SELECT %(b)s, %(a)s, '%%(a)s'", {"a": 1, "b": 2}, (2, 1, "%(a)s")),
+    ]
+    try:
+        for _ in range(3):
+            for sql, params, expected in statements:
+                with db.cursor() as cursor:
+                    cursor.execute(sql, params)
+                    assert cursor.fetchone() == expected
+        info = base._converted.cache_info()
+        assert (info.misses, info.hits) == (2, 4)
+    finally:
+        db.close()
