@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from polls import queries, selectors
 from polls.models import Poll
+from spaces.models import User
 from polls.tests.factories import date_poll_body, make_poll, respond, time_poll_body
 
 
@@ -100,3 +101,31 @@ def test_one_poll_as_a_row_is_what_live_poll_gives(space, make_space, django_ass
     Poll.objects.filter(pk=poll.pk).update(deleted_at=timezone.now())
     with django_assert_num_queries(1):
         assert queries.poll_row(space.pk, poll.pk) is None
+
+
+def test_a_poll_read_again_unchanged_is_the_same_row_and_a_changed_one_a_new_row(space, make_space):
+    poll = make_poll(space)
+    first = queries.poll_row(space.pk, poll.pk)
+    assert queries.poll_row(space.pk, poll.pk) is first
+    assert queries.poll_page(space.pk, status=None, after=None, count=10) == [first]
+    assert queries.poll_page(space.pk, status=None, after=None, count=10)[0] is first
+
+    # Any column of the row, the organizer's or the count: a new row, as read.
+    Poll.objects.filter(pk=poll.pk).update(title="Renamed behind the services' back")
+    renamed = queries.poll_row(space.pk, poll.pk)
+    assert renamed is not first and renamed.title == "Renamed behind the services' back"
+    User.objects.filter(pk=poll.organizer_id).update(name="Grace")
+    assert queries.poll_row(space.pk, poll.pk).organizer.name == "Grace"
+    respond(poll, name="Ann")
+    counted = queries.poll_row(space.pk, poll.pk)
+    assert counted.participant_count == 1 and counted.organizer.name == "Grace"
+    assert queries.poll_row(space.pk, poll.pk) is counted
+
+
+def test_the_rows_kept_are_bounded(space, monkeypatch):
+    monkeypatch.setattr(queries, "CACHED_ROWS", 2)
+    polls = [make_poll(space) for _ in range(3)]
+    for poll in polls:
+        queries.poll_row(space.pk, poll.pk)
+    assert len(queries._rows) == 2
+    assert [key[1] for key in queries._rows] == [polls[1].pk, polls[2].pk]
