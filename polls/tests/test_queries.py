@@ -5,8 +5,8 @@ from django.utils import timezone
 
 from polls import queries, selectors
 from polls.models import Poll
-from spaces.models import User
 from polls.tests.factories import date_poll_body, make_poll, respond, time_poll_body
+from spaces.models import User
 
 
 def columns(instance) -> dict:
