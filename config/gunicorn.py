@@ -29,6 +29,7 @@ limit_request_line = 0
 # No control socket: several services (or CI beside a developer) may run on one machine.
 control_socket_disable = True
 # Gunicorn's own lines (start, workers, errors) as JSON too, like the service's log.
+logger_class = "core.logging.GunicornLogger"  # no access line of gunicorn's: the service logs each request
 logconfig_dict = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -190,3 +190,19 @@ def test_worker_and_beat_start_warn_when_the_broker_is_shared(caplog, settings, 
     assert len(errors) == 1 and "another installation uses this Redis database" in errors[0].getMessage()
     assert errors[0].other_installation == "postgresql://another-installation:5432/polls"
     assert client.get(key).decode() == celery.installation_identity()
+
+
+def test_gunicorn_builds_no_access_line_of_its_own_unless_asked_for():
+    from gunicorn.config import Config
+
+    from core.logging import GunicornLogger
+
+    config = Config()
+    config.set("logger_class", "core.logging.GunicornLogger")
+    config.set("logconfig_dict", {"version": 1, "disable_existing_loggers": False})
+    assert config.logger_class is GunicornLogger
+    logger = GunicornLogger(config)
+    assert not logger.access_log_enabled  # gunicorn's own Logger says True given a logconfig_dict
+    config.set("accesslog", "-")
+    logger.setup(config)
+    assert logger.access_log_enabled
