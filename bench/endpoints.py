@@ -92,10 +92,13 @@ def build_fixtures(out: Path, list_polls: int, big: int) -> None:
 
 
 def reset_postgres(url: str) -> None:
+    """Drop and create the database of `url` (any URL libpq takes: `?host=/var/run/postgresql`
+    for the server's Unix socket)."""
     import psycopg
+    from psycopg.conninfo import conninfo_to_dict
 
-    name = url.rsplit("/", 1)[1]
-    with psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as conn:
+    name = conninfo_to_dict(url)["dbname"]
+    with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
 
