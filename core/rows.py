@@ -5,7 +5,8 @@ the database backend's converters, exactly as the ORM does, so callers get the s
 as from a queryset (`Table`), or the same values in named tuples (`Columns`); `insert` stores
 new instances as `bulk_create` does. Everything else uses the ORM."""
 
-from collections import namedtuple
+import threading
+from collections import OrderedDict, namedtuple
 
 from django.db import connection, models
 
@@ -104,6 +105,41 @@ class Columns(Table):
             if functions:
                 made.append((index, _chain(functions, col)))
         return made
+
+
+class Kept:
+    """What each process made of the values it read, kept by key (least recently used out
+    past `size`): `made(key, values, make)` gives `make(values)`, or what it gave before for
+    this key if the values read are the same as then. For rows that a request reads again and
+    again unchanged (a poll, its options): the backend's converters (JSON, timestamps, dates)
+    cost more than the rest of reading them, and a cache of their encoded answer then finds
+    the very same object (compared by identity). What is made is shared by the process's
+    requests: immutable (named tuples), and their JSON values must not be changed either."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._made: OrderedDict = OrderedDict()  # (alias, key) -> (values, made)
+        self._lock = threading.Lock()
+
+    def made(self, key, values, make):
+        key = (connection.alias, key)
+        with self._lock:
+            kept = self._made.get(key)
+            if kept is not None and kept[0] == values:
+                self._made.move_to_end(key)
+                return kept[1]
+        result = make(values)
+        with self._lock:
+            self._made[key] = (values, result)
+            self._made.move_to_end(key)
+            while len(self._made) > self.size:
+                self._made.popitem(last=False)
+        return result
+
+    def keys(self) -> list:
+        """The keys kept, least recently used first (for tests)."""
+        with self._lock:
+            return [key for _, key in self._made]
 
 
 def _chain(functions, col):

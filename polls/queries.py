@@ -6,18 +6,17 @@
 - `poll_row`, `poll_page` and `options_of`: a poll, or a page of the poll list, and their
   options, as rows for the response (named tuples, no model instance: building instances
   cost more than the rest of a read).
+- `tallies_of`: the counts of a poll's results.
 - `participant_answers`: the participants with their answers (`Participant.answers`), for
   the participant list of any size."""
 
 import functools
-import threading
-from collections import OrderedDict
 from datetime import datetime
 
 from django.db import connection
 
-from core.rows import Columns, Table, split
-from polls.models import OPTION_ORDER, Option, Participant, Poll, Vote
+from core.rows import Columns, Kept, Table, split
+from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
 from spaces.models import User
 
 #: Vote types that make an availability span, and the span's modifiers.
@@ -92,6 +91,7 @@ _POLL_ROW = Columns(
 )
 _ORGANIZER_ROW = Columns(User, "u", ("id", "name", "email", "image"), "OrganizerRow")
 _OPTION_ROW = Columns(Option, "o", ("id", "poll", "date", "start_time", "duration"), "OptionRow")
+_OPTION_POLL = 1  # the poll's id in _OPTION_ROW's values
 
 
 @functools.cache
@@ -112,43 +112,29 @@ def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
     return _poll_select(_POLL_ROW, _ORGANIZER_ROW, where, f" ORDER BY {created_at} DESC, {poll_id} DESC LIMIT %s")
 
 
-#: Poll rows each process keeps (`_read_polls`; under 1 KB each).
-CACHED_ROWS = 4096
-# (alias, poll id) -> (the values read, the row made of them), least recently used first
-_rows: OrderedDict[tuple[str, str], tuple[tuple, tuple]] = OrderedDict()
-_rows_lock = threading.Lock()
+#: Poll rows and option lists each process keeps (`_read_polls`, `options_of`; core.rows.Kept).
+_POLLS_KEPT, _OPTIONS_KEPT = Kept(4096), Kept(4096)
 
 
 def _read_polls(sql: str, params: list) -> list:
     """The poll rows of `sql` (the columns `_poll_select` gives for _POLL_ROW and _ORGANIZER_ROW).
 
     A poll read again with the very same values as last time in this process is given as
-    the row made then (rows are immutable: their JSON values must not be changed either),
-    without the backend's converters (JSON, timestamps: about 6 us a row); encoding then
-    finds its answer for that row at once (`encoding.encoded_polls`)."""
+    the row made then (core.rows.Kept), without the backend's converters (JSON, timestamps:
+    about 6 us a row); encoding then finds its answer for that row at once
+    (`encoding.encoded_polls`)."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
     read_poll, read_organizer = _POLL_ROW.reader(), _ORGANIZER_ROW.reader(_POLL_ROW.width)
-    alias, rows = connection.alias, []
-    with _rows_lock:
-        for values in fetched:
-            key = (alias, values[0])  # the poll's id
-            kept = _rows.get(key)
-            if kept is not None and kept[0] == values:
-                _rows.move_to_end(key)
-                rows.append(kept[1])
-                continue
-            row = read_poll(values, (read_organizer(values), values[-1]))
-            _rows[key] = (values, row)
-            _rows.move_to_end(key)
-            rows.append(row)
-        while len(_rows) > CACHED_ROWS:
-            _rows.popitem(last=False)
-    return rows
+
+    def make(values):
+        return read_poll(values, (read_organizer(values), values[-1]))
+
+    return [_POLLS_KEPT.made(values[0], values, make) for values in fetched]  # values[0]: the poll's id
 
 
-def options_of(poll_ids: list[str]) -> dict[str, list]:
+def options_of(poll_ids: list[str]) -> dict[str, tuple]:
     """The options of these polls as rows, in display order, by poll id (one query; none
     without polls)."""
     options: dict[str, list] = {poll_id: [] for poll_id in poll_ids}
@@ -161,11 +147,16 @@ def options_of(poll_ids: list[str]) -> dict[str, list]:
             f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(options))}) ORDER BY {order}",
             list(options),
         )
-        read = _OPTION_ROW.reader()
+        fetched: dict[str, list] = {poll_id: [] for poll_id in options}
         for values in cursor.fetchall():
-            option = read(values)
-            options[option.poll_id].append(option)
-    return options
+            fetched[values[_OPTION_POLL]].append(values)
+    read = _OPTION_ROW.reader()
+
+    def make(values):
+        return tuple(read(option) for option in values)
+
+    # A poll's options read again unchanged: the same rows as before (core.rows.Kept).
+    return {poll_id: _OPTIONS_KEPT.made(poll_id, tuple(values), make) for poll_id, values in fetched.items()}
 
 
 def poll_row(space_id: str, poll_id: str):
@@ -190,6 +181,26 @@ def poll_page(space_id: str, *, status: str | None, after: tuple[datetime, str] 
         params += [at, after[1]]
     params.append(count)
     return _read_polls(_page_sql(connection.vendor, bool(status), after is not None), params)
+
+
+_TALLY = Table(Tally, "t")
+
+
+@functools.cache
+def _tallies_sql(vendor: str) -> str:
+    return (
+        f"SELECT {_TALLY.column('option')}, {_TALLY.column('type')}, {_TALLY.column('count')} FROM {_TALLY.table} "
+        f"WHERE {_TALLY.column('poll')} = %s AND {_TALLY.column('count')} > 0"
+    )
+
+
+def tallies_of(poll_id: str) -> list[tuple[str, str, int]]:
+    """`(option id, vote type, count)` of each of the poll's tallies above zero, in no
+    particular order: what `Tally.objects.filter(poll_id=poll_id, count__gt=0)
+    .values_list("option_id", "type", "count")` gives. One query."""
+    with connection.cursor() as cursor:
+        cursor.execute(_tallies_sql(connection.vendor), [poll_id])
+        return cursor.fetchall()
 
 
 _PARTICIPANT = Table(Participant, "p")

@@ -153,7 +153,11 @@ class PollResultsView(ApiView):
         examples=examples.RESULTS_EXAMPLES,
     )
     def get(self, request, pollId):
-        return Response({"data": presenters.results(selectors.poll_results(_get_poll(request, pollId)))})
+        poll = selectors.poll_row(request.auth.space, pollId)
+        if poll is None:
+            raise PollNotFound()
+        options = selectors.poll_options([poll.id])[poll.id]
+        return Response({"data": presenters.results(selectors.poll_results(poll, options))})
 
 
 class ParticipantCollectionView(ApiView):

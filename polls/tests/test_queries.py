@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from polls import queries, selectors
-from polls.models import Poll
+from polls.models import Option, Poll, Tally
 from polls.tests.factories import date_poll_body, make_poll, respond, time_poll_body
 from spaces.models import User
 
@@ -123,9 +123,33 @@ def test_a_poll_read_again_unchanged_is_the_same_row_and_a_changed_one_a_new_row
 
 
 def test_the_rows_kept_are_bounded(space, monkeypatch):
-    monkeypatch.setattr(queries, "CACHED_ROWS", 2)
+    monkeypatch.setattr(queries._POLLS_KEPT, "size", 2)
     polls = [make_poll(space) for _ in range(3)]
     for poll in polls:
         queries.poll_row(space.pk, poll.pk)
-    assert len(queries._rows) == 2
-    assert [key[1] for key in queries._rows] == [polls[1].pk, polls[2].pk]
+    assert queries._POLLS_KEPT.keys() == [polls[1].pk, polls[2].pk]
+
+
+def test_options_read_again_unchanged_are_the_same_rows_and_changed_ones_new_rows(space):
+    poll = make_poll(space, date_poll_body("2030-01-02", "2030-01-01"))
+    first = queries.options_of([poll.pk])[poll.pk]
+    assert [option.date.isoformat() for option in first] == ["2030-01-01", "2030-01-02"]
+    assert queries.options_of([poll.pk])[poll.pk] is first
+    Option.objects.filter(poll=poll, date="2030-01-01").update(date="2030-01-03")
+    moved = queries.options_of([poll.pk])[poll.pk]
+    assert moved is not first and [option.date.isoformat() for option in moved] == ["2030-01-02", "2030-01-03"]
+    Option.objects.filter(poll=poll).delete()
+    assert queries.options_of([poll.pk]) == {poll.pk: ()}
+
+
+def test_tallies_are_what_the_orm_gives(space, make_space, django_assert_num_queries):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02", "2030-01-03"))
+    respond(poll, "yes", "ifNeedBe", "no", name="Ann")
+    respond(poll, "yes", None, "yes", name="Bob")
+    respond(make_poll(space), "yes", name="Elsewhere")
+    Tally.objects.filter(poll=poll, type="no").update(count=0)  # a count back to zero: left out
+    expected = Tally.objects.filter(poll_id=poll.pk, count__gt=0).values_list("option_id", "type", "count")
+    with django_assert_num_queries(1):
+        found = queries.tallies_of(poll.pk)
+    assert sorted(found) == sorted(expected) and len(found) == 3
+    assert queries.tallies_of(make_poll(make_space()[0]).pk) == []
