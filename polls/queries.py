@@ -136,18 +136,18 @@ def _read_polls(sql: str, params: list) -> list:
 
 def options_of(poll_ids: list[str]) -> dict[str, tuple]:
     """The options of these polls as rows, in display order, by poll id (one query; none
-    without polls)."""
-    options: dict[str, list] = {poll_id: [] for poll_id in poll_ids}
-    if not options:
-        return options
+    without polls). A poll's options read again unchanged are the rows made before
+    (core.rows.Kept): shared, not to be changed."""
+    if not poll_ids:
+        return {}
+    fetched: dict[str, list] = {poll_id: [] for poll_id in poll_ids}
     order = ", ".join(_OPTION_ROW.column(name) for name in OPTION_ORDER)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {_OPTION_ROW.columns()} FROM {_OPTION_ROW.table} "
-            f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(options))}) ORDER BY {order}",
-            list(options),
+            f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(fetched))}) ORDER BY {order}",
+            list(fetched),
         )
-        fetched: dict[str, list] = {poll_id: [] for poll_id in options}
         for values in cursor.fetchall():
             fetched[values[_OPTION_POLL]].append(values)
     read = _OPTION_ROW.reader()
@@ -155,7 +155,6 @@ def options_of(poll_ids: list[str]) -> dict[str, tuple]:
     def make(values):
         return tuple(read(option) for option in values)
 
-    # A poll's options read again unchanged: the same rows as before (core.rows.Kept).
     return {poll_id: _OPTIONS_KEPT.made(poll_id, tuple(values), make) for poll_id, values in fetched.items()}
 
 
