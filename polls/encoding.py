@@ -44,7 +44,7 @@ _polls: OrderedDict[str, tuple] = OrderedDict()
 _polls_lock = threading.Lock()
 
 
-def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, list]]) -> list[orjson.Fragment]:
+def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, tuple]]) -> list[orjson.Fragment]:
     """The answer (`presenters.poll`) of each poll row, encoded, in order: from this
     process's cache when the row is unchanged, else presented with the options
     `options_of(ids)` gives for those polls (one call, none when every poll is cached)."""

@@ -3,6 +3,7 @@ presenters (`polls.presenters`), the back office and the pages alike. No wire fo
 the JSON shapes, and the URLs they carry, are the presenters'."""
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from operator import attrgetter
@@ -56,7 +57,7 @@ def poll_row(space: Space, poll_id: str):
     return queries.poll_row(space.pk, poll_id) if _can_be_poll_id(poll_id) else None
 
 
-def poll_options(poll_ids: list[str]) -> dict[str, list]:
+def poll_options(poll_ids: list[str]) -> dict[str, tuple]:
     """The options of these polls as rows for `presenters.poll`, by poll id (one query)."""
     return queries.options_of(poll_ids)
 
@@ -108,7 +109,7 @@ class PollResults:
     high_score: int
 
 
-def poll_results(poll, options: list | None = None) -> PollResults:
+def poll_results(poll, options: Sequence | None = None) -> PollResults:
     """The counts of a poll, counted from its tallies: one query reading a row per option and
     vote type, whatever the number of participants. `poll`: from `get_poll` (options
     prefetched), or a row of `poll_row` with its `options` (rows of `poll_options`, in
