@@ -109,10 +109,10 @@ class Columns(Table):
 
 class Kept:
     """What each process made of the values it read, kept by key (least recently used out
-    past `size`): `made(key, values, make)` gives `make(values)`, or what it gave before for
-    this key if the values read are the same as then. For rows that a request reads again and
-    again unchanged (a poll, its options): the backend's converters (JSON, timestamps, dates)
-    cost more than the rest of reading them, and a cache of their encoded answer then finds
+    past `size`): `made([(key, values), ...], make)` gives `make(values)` for each, or what
+    it gave before for that key if the values read are the same as then. For rows that a
+    request reads again and again unchanged (a poll, its options): the backend's converters
+    (JSON, timestamps, dates) cost more than the rest of reading them, and a cache of their encoded answer then finds
     the very same object (compared by identity). What is made is shared by the process's
     requests: immutable (named tuples), and their JSON values must not be changed either."""
 
@@ -121,20 +121,32 @@ class Kept:
         self._made: OrderedDict = OrderedDict()  # (alias, key) -> (values, made)
         self._lock = threading.Lock()
 
-    def made(self, key, values, make):
-        key = (connection.alias, key)
+    def made(self, items, make) -> list:
+        """`make(values)` for each `(key, values)` of `items`, in order, or what it gave
+        before for that key when the values are the same as then."""
+        alias = connection.alias
+        items = [((alias, key), values) for key, values in items]
+        found = []
         with self._lock:
-            kept = self._made.get(key)
-            if kept is not None and kept[0] == values:
-                self._made.move_to_end(key)
-                return kept[1]
-        result = make(values)
+            kept_of, touch = self._made.get, self._made.move_to_end
+            for key, values in items:
+                kept = kept_of(key)
+                if kept is not None and kept[0] == values:
+                    touch(key)
+                    found.append(kept[1])
+                else:
+                    found.append(None)
+        if None not in found:
+            return found
+        made = [make(values) if result is None else result for (_, values), result in zip(items, found, strict=True)]
         with self._lock:
-            self._made[key] = (values, result)
-            self._made.move_to_end(key)
+            for (key, values), result, new in zip(items, found, made, strict=True):
+                if result is None:
+                    self._made[key] = (values, new)
+                    self._made.move_to_end(key)
             while len(self._made) > self.size:
                 self._made.popitem(last=False)
-        return result
+        return made
 
     def keys(self) -> list:
         """The keys kept, least recently used first (for tests)."""

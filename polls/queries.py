@@ -131,7 +131,7 @@ def _read_polls(sql: str, params: list) -> list:
     def make(values):
         return read_poll(values, (read_organizer(values), values[-1]))
 
-    return [_POLLS_KEPT.made(values[0], values, make) for values in fetched]  # values[0]: the poll's id
+    return _POLLS_KEPT.made([(values[0], values) for values in fetched], make)  # values[0]: the poll's id
 
 
 def options_of(poll_ids: list[str]) -> dict[str, tuple]:
@@ -155,7 +155,8 @@ def options_of(poll_ids: list[str]) -> dict[str, tuple]:
     def make(values):
         return tuple(read(option) for option in values)
 
-    return {poll_id: _OPTIONS_KEPT.made(poll_id, tuple(values), make) for poll_id, values in fetched.items()}
+    made = _OPTIONS_KEPT.made([(poll_id, tuple(values)) for poll_id, values in fetched.items()], make)
+    return dict(zip(fetched, made, strict=True))
 
 
 def poll_row(space_id: str, poll_id: str):
