@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+import polls.urls
+import webhooks.urls
 from core import health
 from core.api.docs import docs, root
 from core.api.errors import json_404
@@ -19,16 +21,25 @@ admin.autodiscover()  # INSTALLED_APPS has SimpleAdminConfig: the admin modules 
 
 v1 = [
     path("openapi", OpenApiView.as_view(), name="openapi"),
-    path("", include("polls.urls")),
-    path("", include("webhooks.urls")),
+    *polls.urls.urlpatterns,
+    *webhooks.urls.urlpatterns,
 ]
 
+
+def _under(prefix: str, patterns: list) -> list:
+    """`patterns` (paths, no includes) with `prefix` before each route: Django resolves an
+    include as a nested resolver, with a match built at each level (`v1/` over its includes
+    was three levels for every API request, 6 % of `GET /v1/polls/{id}`); these resolve in
+    one. The routes are the same strings (the metrics' route label)."""
+    return [path(prefix + str(p.pattern), p.callback, p.default_args, p.name) for p in patterns]
+
+
 urlpatterns = [
+    *_under("v1/", v1),  # first: the API's requests are most of the traffic
     path("admin/", admin.site.urls),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
     path("metrics", metrics_view),
-    path("v1/", include(v1)),
     path("docs", docs, name="docs"),
     path("", root),
     # The app's pages: {APP_URL}/invite/{pollId} (pages/, docs/app.md).
