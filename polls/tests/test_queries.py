@@ -103,6 +103,25 @@ def test_one_poll_as_a_row_is_what_live_poll_gives(space, make_space, django_ass
         assert queries.poll_row(space.pk, poll.pk) is None
 
 
+@pytest.mark.parametrize("text", ["Zoë's \"café\" \\ 日本 😀", "tab\tnew\nline\x01end", "", None])
+def test_a_poll_row_keeps_every_value_as_stored(space, text):
+    # On SQLite the row comes packed in a JSON array (queries._PACKED): the values must be
+    # the ones the columns give, whatever the text, the NULLs, the booleans and JSON.
+    poll = make_poll(space)
+    conferencing = {"url": text, "nested": [1, -(2**62), True, None, {"k": "v"}]}
+    Poll.objects.filter(pk=poll.pk).update(
+        title=text or "t", description=text, location=text, conferencing=conferencing, hide_scores=True,
+    )
+    User.objects.filter(pk=poll.organizer_id).update(name=text or "n", image=text)
+    expected = queries.live_poll(space.pk, poll.pk)
+    row = queries.poll_row(space.pk, poll.pk)
+    fields = {name: value for name, value in row._asdict().items() if name not in ("organizer", "participant_count")}
+    assert fields == as_row(expected, row)
+    assert row.organizer._asdict() == as_row(expected.organizer, row.organizer)
+    assert row.conferencing == conferencing and row.hide_scores is True and row.require_email is False
+    assert queries.poll_page(space.pk, status=None, after=None, count=10) == [row]
+
+
 def test_a_poll_read_again_unchanged_is_the_same_row_and_a_changed_one_a_new_row(space, make_space):
     poll = make_poll(space)
     first = queries.poll_row(space.pk, poll.pk)
