@@ -113,6 +113,18 @@ def test_list_query_is_strict(api, query, message):
     assert (r.status_code, r.body["error"]["code"], r.body["error"]["message"]) == (400, "VALIDATION_ERROR", message)
 
 
+def test_a_query_asked_again_is_validated_the_same(api):
+    # Valid query strings are kept per process (core.api.paging.page_query): the same
+    # answer again, an invalid one refused every time, and one list's query not another's.
+    first = create(api, title="Kept query one")
+    second = create(api, title="Kept query two")
+    for _ in range(2):
+        assert [p["id"] for p in api.get("/v1/polls?limit=1").body["data"]] == [second["id"]]
+        assert api.get("/v1/polls?limit=0").body["error"]["message"] == "limit: must be at least 1"
+        assert api.get("/v1/webhooks?status=open").body["error"]["message"] == "status: unknown field"
+        assert [p["id"] for p in api.get("/v1/polls?status=open").body["data"]] == [second["id"], first["id"]]
+
+
 def test_cursor_of_another_space_or_tampered_is_refused(api, make_space):
     from conftest import Api
 
