@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from core.api import shapes
 from core.api.fields import StrictChoiceField
 from core.api.paging import PAGE_PARAMETERS, PageQuery, page_query
+from core.api.renderers import json_response
 from core.api.views import ApiView
 from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
 from polls import encoding, examples, presenters, selectors, services
@@ -64,7 +65,7 @@ class PollCollectionView(IdempotentCreate, ApiView):
         polls, next_cursor = selectors.list_polls(
             request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor")
         )
-        return Response({"data": encoding.encoded_polls(polls, selectors.poll_options), "nextCursor": next_cursor})
+        return json_response({"data": encoding.encoded_polls(polls, selectors.poll_options), "nextCursor": next_cursor})
 
     @extend_schema(
         operation_id="createPoll",
@@ -113,7 +114,7 @@ class PollDetailView(ApiView):
         poll = selectors.poll_row(request.auth.space, pollId)
         if poll is None:
             raise PollNotFound()
-        return Response({"data": encoding.encoded_polls([poll], selectors.poll_options)[0]})
+        return json_response({"data": encoding.encoded_polls([poll], selectors.poll_options)[0]})
 
     @extend_schema(
         operation_id="deletePoll",
@@ -157,7 +158,7 @@ class PollResultsView(ApiView):
         if poll is None:
             raise PollNotFound()
         options = selectors.poll_options([poll.id])[poll.id]
-        return Response({"data": presenters.results(selectors.poll_results(poll, options))})
+        return json_response({"data": presenters.results(selectors.poll_results(poll, options))})
 
 
 class ParticipantCollectionView(ApiView):
