@@ -123,7 +123,10 @@ def main() -> None:
     unknown = set(targets) - set(TARGETS)
     if unknown:
         parser.error(f"unknown targets: {', '.join(sorted(unknown))}")
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # the counts do not mind the load
+    # The counts do not mind the load; but targets sharing a DATABASE_URL database would
+    # migrate it at once, and collide: one after the other there.
+    workers = 1 if os.environ.get("DATABASE_URL") else os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         result = dict(zip(targets, pool.map(lambda name: count(name, args.requests), targets), strict=True))
     if args.json:
         print(json.dumps(result, indent=2))
