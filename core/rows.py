@@ -112,9 +112,10 @@ class Kept:
     past `size`): `made([(key, values), ...], make)` gives `make(values)` for each, or what
     it gave before for that key if the values read are the same as then. For rows that a
     request reads again and again unchanged (a poll, its options): the backend's converters
-    (JSON, timestamps, dates) cost more than the rest of reading them, and a cache of their encoded answer then finds
-    the very same object (compared by identity). What is made is shared by the process's
-    requests: immutable (named tuples), and their JSON values must not be changed either."""
+    (JSON, timestamps, dates) cost more than the rest of reading them, and a cache of their
+    encoded answer then finds the very same object (compared by identity). What is made is
+    shared by the process's requests: immutable (named tuples), and their JSON values must
+    not be changed either."""
 
     def __init__(self, size: int):
         self.size = size

@@ -144,18 +144,14 @@ def _read_polls(sql: str, params: list) -> list:
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
     read_poll, read_organizer = _POLL_ROW.reader(), _ORGANIZER_ROW.reader(_POLL_ROW.width)
-    if connection.vendor in _PACKED:  # (id, JSON array of the values): `_PACKED`
-
-        def make(packed: str):
-            values = orjson.loads(packed)
-            return read_poll(values, (read_organizer(values), values[-1]))
-
-        return _POLLS_KEPT.made(fetched, make)
+    packed = connection.vendor in _PACKED  # rows of (id, JSON array of the values)
 
     def make(values):
+        if packed:
+            values = orjson.loads(values)
         return read_poll(values, (read_organizer(values), values[-1]))
 
-    return _POLLS_KEPT.made([(values[0], values) for values in fetched], make)  # values[0]: the poll's id
+    return _POLLS_KEPT.made(fetched if packed else [(values[0], values) for values in fetched], make)
 
 
 def options_of(poll_ids: list[str]) -> dict[str, tuple]:
