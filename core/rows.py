@@ -122,18 +122,17 @@ class Kept:
         self._made: OrderedDict = OrderedDict()  # (alias, key) -> (values, made)
         self._lock = threading.Lock()
 
-    def made(self, items, make) -> list:
+    def made(self, items: list, make) -> list:
         """`make(values)` for each `(key, values)` of `items`, in order, or what it gave
         before for that key when the values are the same as then."""
         alias = connection.alias
-        items = [((alias, key), values) for key, values in items]
         found = []
         with self._lock:
             kept_of, touch = self._made.get, self._made.move_to_end
             for key, values in items:
-                kept = kept_of(key)
+                kept = kept_of((alias, key))
                 if kept is not None and kept[0] == values:
-                    touch(key)
+                    touch((alias, key))
                     found.append(kept[1])
                 else:
                     found.append(None)
@@ -143,8 +142,8 @@ class Kept:
         with self._lock:
             for (key, values), result, new in zip(items, found, made, strict=True):
                 if result is None:
-                    self._made[key] = (values, new)
-                    self._made.move_to_end(key)
+                    self._made[(alias, key)] = (values, new)
+                    self._made.move_to_end((alias, key))
             while len(self._made) > self.size:
                 self._made.popitem(last=False)
         return made

@@ -10,12 +10,10 @@ the query. The objects are shared by the requests of the process and must not be
 in memory (the services change rows in the database, never these instances)."""
 
 import functools
-import threading
-from collections import OrderedDict
 
 from django.db import connection
 
-from core.rows import Table, split
+from core.rows import Kept, Table, split
 from spaces.models import ApiKey, Space, Subscription, User
 
 _KEY, _SPACE, _OWNER, _CREATOR, _PRO = (
@@ -45,23 +43,11 @@ def key_by_prefix(prefix: str) -> ApiKey | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    memo = (connection.alias, row)
-    built = _built.get(prefix)
-    if built is not None and built[0] == memo:
-        return built[1]
-    key = _build(row)
-    with _lock:
-        _built[prefix] = (memo, key)
-        _built.move_to_end(prefix)
-        while len(_built) > CACHED_KEYS:
-            _built.popitem(last=False)
-    return key
+    return _KEYS_KEPT.made([(prefix, row)], _build)[0]
 
 
-#: Keys whose built objects each process keeps (a few KB each).
-CACHED_KEYS = 1024
-_built: OrderedDict[str, tuple[tuple, ApiKey]] = OrderedDict()  # prefix -> ((alias, row), key)
-_lock = threading.Lock()
+#: Keys whose built objects each process keeps (a few KB each; core.rows.Kept).
+_KEYS_KEPT = Kept(1024)
 
 
 def _build(row) -> ApiKey:
