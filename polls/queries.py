@@ -229,22 +229,35 @@ _PARTICIPANT = Table(Participant, "p")
 PARTICIPANT_FIELDS = ("id", "name", "email", "created_at")
 
 
+def _instant_sql(vendor: str, column: str) -> str:
+    """SQL giving the text `core.formats.instant` makes of the timestamp in `column`
+    (`YYYY-MM-DDTHH:MM:SS.sssZ`, milliseconds cut, not rounded). SQLite keeps Django's text
+    of the naive UTC value, `YYYY-MM-DD HH:MM:SS` with `.ffffff` only when there are
+    microseconds (its own `strftime('%f')` would round them); PostgreSQL's `MS` cuts."""
+    if vendor == "postgresql":
+        return f"""to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')"""
+    padded = f"({column} || '.000')"
+    return f"substr({padded}, 1, 10) || 'T' || substr({padded}, 12, 12) || 'Z'"
+
+
 @functools.cache
 def _participants_sql(vendor: str) -> str:
+    column = _PARTICIPANT.column
     return (
-        f"SELECT {', '.join(_PARTICIPANT.column(name) for name in (*PARTICIPANT_FIELDS, 'answers'))} "
-        f"FROM {_PARTICIPANT.table} WHERE {_PARTICIPANT.column('poll')} = %s "
-        f"ORDER BY {_PARTICIPANT.column('created_at')}, {_PARTICIPANT.column('id')}"
+        f"SELECT {column('id')}, {column('name')}, {column('email')}, {_instant_sql(vendor, column('created_at'))}, "
+        f"{column('answers')} FROM {_PARTICIPANT.table} WHERE {column('poll')} = %s "
+        f"ORDER BY {column('created_at')}, {column('id')}"
     )
 
 
 def participant_answers(poll: Poll) -> list[tuple]:
-    """Every participant of a poll, oldest first, as rows `(id, name, email, created_at,
-    answers)`: `answers` lists the participant's `yes` and `ifNeedBe` votes joined by commas,
-    each as its option's id, followed by `+` for `ifNeedBe` ("": no such vote), in no
-    particular order (`Participant.answers`, kept with the votes). One query reading one
-    row per participant, never a vote."""
-    created_at = _PARTICIPANT.converter("created_at")
+    """Every participant of a poll, oldest first, as rows `(id, name, email, createdAt,
+    answers)`: `createdAt` is the response's text of the instant (made by the database: in
+    Python, parsing and formatting 2,000 timestamps took a fifth of the list's time);
+    `answers` lists the participant's `yes` and `ifNeedBe` votes joined by commas, each as
+    its option's id, followed by `+` for `ifNeedBe` ("": no such vote), in no particular
+    order (`Participant.answers`, kept with the votes). One query reading one row per
+    participant, never a vote."""
     with connection.cursor() as cursor:
         cursor.execute(_participants_sql(connection.vendor), [poll.pk])
-        return [(pid, name, email, created_at(at), answers) for pid, name, email, at, answers in cursor.fetchall()]
+        return cursor.fetchall()

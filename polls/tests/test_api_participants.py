@@ -108,6 +108,25 @@ def test_participants_are_listed_oldest_first_then_by_id(api, space):
     assert {p["createdAt"] for p in listed[:3]} == {"2026-04-01T12:00:00.000Z"}
 
 
+@pytest.mark.parametrize(
+    "at, text",
+    [
+        (datetime(2026, 5, 1, 12, 0, tzinfo=UTC), "2026-05-01T12:00:00.000Z"),  # no microseconds stored
+        (datetime(2026, 5, 1, 12, 0, 7, 123999, tzinfo=UTC), "2026-05-01T12:00:07.123Z"),  # cut, not rounded
+        (datetime(2026, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), "2026-12-31T23:59:59.999Z"),
+        (datetime(2026, 1, 2, 3, 4, 5, 1000, tzinfo=UTC), "2026-01-02T03:04:05.001Z"),
+    ],
+)
+def test_created_at_in_the_list_is_the_instant_the_participant_shows(api, space, at, text):
+    """The list's `createdAt` is written by the database (queries.participant_answers), the
+    single participant's by Python (core.formats.instant): the same text."""
+    poll = make_poll(space, date_poll_body("2030-01-01"))
+    with time_machine.travel(at, tick=False):
+        ann = respond(poll, "yes", name="Ann")
+    assert [p["createdAt"] for p in participants(api, poll)] == [text]
+    assert participant(api, poll, ann.pk)["createdAt"] == text
+
+
 def test_an_empty_poll_has_an_empty_list(api, space):
     assert participants(api, make_poll(space)) == []
 
