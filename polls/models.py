@@ -49,6 +49,11 @@ class Poll(models.Model):
         null=True, blank=True, editable=False,
         help_text="When every option is in the past; an open poll is closed automatically from then on.",
     )
+    participant_count = models.PositiveIntegerField(
+        "participants", default=0, editable=False,
+        help_text="How many participants the poll has: kept by the services with every response added or removed "
+                  "(polls/services/tallies.py), so that reading a poll never counts them.",
+    )
     auto_close_held = models.BooleanField(
         default=False,
         help_text="Reopened after every option had passed: not closed automatically again until its options change.",

@@ -30,11 +30,10 @@ _POLL, _ORGANIZER, _OPTION = Table(Poll, "p"), Table(User, "u"), Table(Option, "
 
 
 def _poll_select(poll: Table, organizer: Table, where: list[str], tail: str = "", packed: bool = False) -> str:
-    """SELECT the columns of `poll` and `organizer`, then the poll's participant count; or
-    (`packed`, SQLite) the poll's id and those values as one JSON array (`_read_polls`)."""
-    q = connection.ops.quote_name
-    columns = (f"{poll.columns()}, {organizer.columns()}, "
-               f"(SELECT COUNT(*) FROM {q(Participant._meta.db_table)} n WHERE n.{q('poll_id')} = {poll.column('id')})")
+    """SELECT the columns of `poll` and `organizer`; or (`packed`, SQLite) the poll's id and
+    those values as one JSON array (`_read_polls`). The participant count is the poll's
+    column (`Poll.participant_count`, kept by the services): never counted by a read."""
+    columns = f"{poll.columns()}, {organizer.columns()}"
     if packed:
         columns = f"{poll.column('id')}, json_array({columns})"
     return (
@@ -61,7 +60,7 @@ def _options_sql(vendor: str) -> str:
 
 
 def live_poll(space_id: str, poll_id: str) -> Poll | None:
-    """The space's poll `poll_id` unless deleted, with its organizer, `participant_count` and
+    """The space's poll `poll_id` unless deleted, with its organizer and
     options (in display order, as `poll.options.all()`) loaded: what
     `selectors.live_polls(space).filter(pk=poll_id).first()` gives, in the same two queries."""
     with connection.cursor() as cursor:
@@ -73,7 +72,6 @@ def live_poll(space_id: str, poll_id: str) -> Poll | None:
         cursor.execute(_options_sql(connection.vendor), [poll.pk])
         options = [_OPTION.build(values) for values in cursor.fetchall()]
     poll.organizer = organizer
-    poll.participant_count = row[-1]
     _cache_options(poll, options)
     return poll
 
@@ -91,8 +89,9 @@ def _cache_options(poll: Poll, options: list[Option]) -> None:
 _POLL_ROW = Columns(
     Poll, "p",
     ("id", "title", "description", "location", "conferencing", "time_zone", "status", "kind", "created_at",
-     "updated_at", "require_email", "hide_participants", "hide_scores", "disable_comments", "allow_tentative_votes"),
-    "PollRow", extra=("organizer", "participant_count"),
+     "updated_at", "require_email", "hide_participants", "hide_scores", "disable_comments", "allow_tentative_votes",
+     "participant_count"),
+    "PollRow", extra=("organizer",),
 )
 _ORGANIZER_ROW = Columns(User, "u", ("id", "name", "email", "image"), "OrganizerRow")
 _OPTION_ROW = Columns(Option, "o", ("id", "poll", "date", "start_time", "duration"), "OptionRow")
@@ -149,7 +148,7 @@ def _read_polls(sql: str, params: list) -> list:
     def make(values):
         if packed:
             values = orjson.loads(values)
-        return read_poll(values, (read_organizer(values), values[-1]))
+        return read_poll(values, (read_organizer(values),))
 
     return _POLLS_KEPT.made(fetched if packed else [(values[0], values) for values in fetched], make)
 

@@ -9,8 +9,7 @@ from datetime import datetime
 from operator import attrgetter
 from typing import NamedTuple
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Prefetch
 
 from core.paging import cursor_position, page_of
 from polls import queries
@@ -19,24 +18,12 @@ from polls.spans import Span, option_span
 from spaces.models import Space
 
 
-def _participant_count():
-    counts = (
-        Participant.objects.filter(poll=OuterRef("pk"))
-        .order_by()
-        .values("poll")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(counts, output_field=IntegerField()), Value(0))
-
-
 def live_polls(space: Space):
     """A space's polls that are not deleted, with what a poll's answer shows (two queries:
-    the polls with organizer and participant count, then their options)."""
+    the polls with their organizer, then their options)."""
     return (
         Poll.objects.filter(space=space, deleted_at__isnull=True)
         .select_related("organizer")
-        .annotate(participant_count=_participant_count())
         .prefetch_related(Prefetch("options", queryset=Option.objects.all()))
     )
 
@@ -238,7 +225,6 @@ def find_invited_poll(poll_id: str) -> Poll | None:
     return (
         Poll.objects.filter(pk=poll_id, deleted_at__isnull=True)
         .select_related("organizer", "scheduled_option")
-        .annotate(participant_count=_participant_count())
         .prefetch_related(Prefetch("options", queryset=Option.objects.all()))
         .first()
     )

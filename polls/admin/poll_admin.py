@@ -3,7 +3,6 @@ the schedule page, and saving an edit through one service call per change."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
@@ -80,13 +79,6 @@ class PollAdmin(ServiceFormAdmin, UndoRefusedSaves, admin.ModelAdmin):
     readonly = ["id", "space", "organizer", "kind", "time_zone", "status", "scheduled_at", "participant_count",
                 "created_at", "updated_at", "deleted_at", "past_at", "auto_close_held", "lifecycle", "vote_totals",
                 "events"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(participant_count=Count("participants"))
-
-    @admin.display(description="Participants", ordering="participant_count")
-    def participant_count(self, poll):
-        return poll.participant_count
 
     def has_delete_permission(self, request, obj=None):
         return False  # deleting is soft and records an event: the "Delete" action and button
@@ -268,7 +260,7 @@ class PollAdmin(ServiceFormAdmin, UndoRefusedSaves, admin.ModelAdmin):
                   permissions=["change"])
     def delete_polls(self, request, queryset):
         if request.POST.get("confirmed") != "yes":  # first the confirmation page, which posts back here
-            polls = list(queryset.annotate(participant_count=Count("participants")))
+            polls = list(queryset)
             return self._confirm_delete(request, polls, reverse("admin:polls_poll_changelist"),
                                         selected=[poll.pk for poll in polls])
         self._apply(request, queryset, "delete")

@@ -102,7 +102,6 @@ def create_poll(
         rows.insert([poll])
         rows.insert(options)
         record_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now)
-    poll.participant_count = 0
     options.sort(key=Option.display_order)
     return poll, options
 

@@ -3,6 +3,7 @@
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from core.errors import ServiceError
@@ -58,10 +59,16 @@ def check_accepts_responses(poll: Poll) -> None:
         raise ServiceError(f"poll {poll.pk} is {poll.status}: only an open poll accepts new responses")
 
 
-def _touch(poll: Poll, now: datetime) -> None:
-    """A response changed: the poll's `updatedAt` follows."""
-    Poll.objects.filter(pk=poll.pk).update(updated_at=now)
+def _touch(poll: Poll, now: datetime, participants: int = 0) -> None:
+    """A response changed: the poll's `updatedAt` follows, and its participant count by
+    `participants` (added, or taken away when negative)."""
+    changes = {"updated_at": now}
+    if participants:
+        changes["participant_count"] = F("participant_count") + participants
+    Poll.objects.filter(pk=poll.pk).update(**changes)
     poll.updated_at = now
+    if participants:
+        poll.participant_count += participants
 
 
 @transaction.atomic
@@ -77,7 +84,7 @@ def create_response(*, poll: Poll, name: str, email: str | None = None, votes: d
                                              answers=answers_text(answered))
     Vote.objects.bulk_create(Vote(participant=participant, option_id=option_id, type=kind) for option_id, kind in answered)
     count_votes(poll, added=answered)
-    _touch(poll, now)
+    _touch(poll, now, participants=1)
     record_event(space_id=poll.space_id, type="poll.participant.created", poll_id=poll.pk,
                  participant_id=participant.pk, at=now)
     return participant
@@ -140,6 +147,6 @@ def delete_response(*, participant: Participant, open_only: bool = False) -> Non
     participant_id = participant.pk
     count_votes(poll, removed=list(Vote.objects.filter(participant=participant).values_list("option_id", "type")))
     participant.delete()
-    _touch(poll, now)
+    _touch(poll, now, participants=-1)
     record_event(space_id=poll.space_id, type="poll.participant.deleted", poll_id=poll.pk,
                  participant_id=participant_id, at=now)

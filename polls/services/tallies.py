@@ -1,13 +1,16 @@
 """What the votes sum up to, kept in the same transaction as the votes: the tallies (votes
-per option and type, for results) and each participant's answers (`Participant.answers`,
-for the participant list).
+per option and type, for results), each participant's answers (`Participant.answers`,
+for the participant list) and each poll's participant count (`Poll.participant_count`,
+for every poll read).
 
 The consistency rule: every service that adds, changes or removes votes calls `count_votes`
 with the difference and stores the participant's `answers_text`, inside its transaction
-and after `locked_poll` (one writer per poll at a time); removing options calls
-`drop_answers` before they go; removing an option or a poll removes its tallies with its
-votes (CASCADE). Votes written any other way (a bulk load, a hand-made fix) leave tallies
-and answers wrong until `recount_tallies` (`manage.py polls recount`) rebuilds them."""
+and after `locked_poll` (one writer per poll at a time); adding or removing a participant
+moves the poll's count by one in the same transaction (`responses._touch`); removing
+options calls `drop_answers` before they go; removing an option or a poll removes its
+tallies with its votes (CASCADE). Votes or participants written any other way (a bulk
+load, a hand-made fix) leave tallies, answers and counts wrong until `recount_tallies`
+(`manage.py polls recount`) rebuilds them."""
 
 from collections import Counter
 
@@ -86,8 +89,12 @@ def recount_tallies(*, poll: Poll | None = None) -> int:
 
 @transaction.atomic
 def _recount(poll_id: str) -> int:
-    if not Poll.objects.select_for_update().filter(pk=poll_id).exists():
+    stored_participants = Poll.objects.select_for_update().filter(pk=poll_id).values_list("participant_count", flat=True).first()
+    if stored_participants is None:
         return 0
+    participants = Participant.objects.filter(poll_id=poll_id).count()
+    if participants != stored_participants:
+        Poll.objects.filter(pk=poll_id).update(participant_count=participants)
     counted = dict(
         ((option_id, kind), n) for option_id, kind, n in
         Vote.objects.filter(option__poll_id=poll_id).order_by().values_list("option_id", "type").annotate(n=Count("*"))
@@ -101,7 +108,7 @@ def _recount(poll_id: str) -> int:
             [Tally(poll_id=poll_id, option_id=option_id, type=kind, count=n) for (option_id, kind), n in counted.items()],
             batch_size=1000,
         )
-    return wrong + _recount_answers(poll_id)
+    return wrong + (participants != stored_participants) + _recount_answers(poll_id)
 
 
 def _recount_answers(poll_id: str) -> int:

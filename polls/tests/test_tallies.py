@@ -1,6 +1,6 @@
-"""Tallies (votes per option and type) and participants' answers agree with the votes after
-every kind of change, and after many concurrent ones from several processes; `manage.py polls
-recount` repairs them."""
+"""Tallies (votes per option and type), participants' answers and polls' participant counts
+agree with the votes and participants after every kind of change, and after many concurrent
+ones from several processes; `manage.py polls recount` repairs them."""
 
 import json
 import os
@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.db.models import Count
 
 from polls import services
-from polls.models import Option, Participant, Tally, Vote
+from polls.models import Option, Participant, Poll, Tally, Vote
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond
 from polls.tests.tally_worker import PROCESSES, ROUNDS, THREADS
 from tests.hammer import BASE_DIR, release_together, shared_database
@@ -42,6 +42,37 @@ def from_votes(poll) -> dict:
     for pk, option_id, kind in votes.values_list("participant_id", "option_id", "type"):
         found[pk].add(option_id + "+" if kind == "ifNeedBe" else option_id)
     return found
+
+
+def participant_count(poll) -> tuple[int, int]:
+    """The poll's stored participant count, and its participants counted."""
+    return Poll.objects.get(pk=poll.pk).participant_count, Participant.objects.filter(poll=poll).count()
+
+
+def test_every_response_added_or_removed_moves_the_participant_count(space, api):
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
+    assert participant_count(poll) == (0, 0)
+    ann = respond(poll, "yes", "no", name="Ann")
+    respond(poll, None, None, name="Bob")
+    assert participant_count(poll) == (2, 2)
+    services.update_response(participant=ann, name="Anna", votes={option_ids(poll)[0]: "no"})
+    assert participant_count(poll) == (2, 2)
+    services.delete_response(participant=ann)
+    assert participant_count(poll) == (1, 1)
+    for path in (f"/v1/polls/{poll.pk}", f"/v1/polls/{poll.pk}/results"):
+        assert api.get(path).body["data"]["participantCount"] == 1
+    assert api.get("/v1/polls").body["data"][0]["participantCount"] == 1
+    assert services.recount_tallies(poll=poll) == 0
+
+
+def test_recount_repairs_a_participant_count_written_behind_the_services_back(space):
+    poll = make_poll(space, date_poll_body("2030-01-01"))
+    respond(poll, "yes", name="Ann")
+    Participant.objects.create(poll=poll, name="Imported")  # not through the services: not counted
+    Poll.objects.filter(pk=poll.pk).update(participant_count=7)
+    assert _command("recount", poll.pk) == {"pollId": poll.pk, "repaired": 1}
+    assert participant_count(poll) == (2, 2)
+    assert _command("recount", poll.pk) == {"pollId": poll.pk, "repaired": 0}
 
 
 def test_every_change_of_votes_keeps_the_tallies(space):
@@ -141,6 +172,8 @@ def test_concurrent_answers_edits_and_removals_keep_exact_tallies(space, tmp_pat
     assert Vote.objects.filter(option__poll=poll).exists()
     assert tallies(poll) == recounted(poll)
     assert answers(poll) == from_votes(poll)
+    stored, counted = participant_count(poll)
+    assert stored == counted
     assert services.recount_tallies(poll=poll) == 0
 
 
@@ -161,3 +194,4 @@ def test_the_migrations_fill_the_tallies_and_answers_of_existing_polls(space):
     assert tallies(poll) == recounted(poll) == {(first, "yes"): 2, (second, "no"): 1}
     ann, bob = Participant.objects.filter(poll=poll).order_by("name").values_list("pk", flat=True)
     assert answers(poll) == from_votes(poll) == {ann: {first}, bob: {first}}
+    assert participant_count(poll) == (2, 2)
