@@ -79,10 +79,10 @@ def count_votes(poll: Poll, added: list[tuple[str, str]] = (), removed: list[tup
 
 
 def recount_tallies(*, poll: Poll | None = None) -> int:
-    """Rebuild the tallies and the participants' answers of `poll` (or of every poll,
-    deleted ones included) from the votes, one poll at a time under its lock; returns how
-    many tallies and participants' answers were wrong or missing (0: they agreed with the
-    votes)."""
+    """Rebuild the tallies, the participants' answers and the participant count of `poll`
+    (or of every poll, deleted ones included) from the votes and participants, one poll at a
+    time under its lock; returns how many tallies, participants' answers and counts were
+    wrong or missing (0: they agreed)."""
     polls = [poll.pk] if poll is not None else Poll.objects.order_by("pk").values_list("pk", flat=True).iterator()
     return sum(_recount(poll_id) for poll_id in polls)
 
