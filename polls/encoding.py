@@ -1,4 +1,4 @@
-"""Poll answers and the participant list as JSON, encoded once.
+"""Poll answers, results and the participant list as JSON, encoded once.
 
 Polls (`GET /v1/polls/{id}`, the poll list): each process keeps the encoded answer of the
 polls it served lately (`encoded_polls`), keyed by poll id, and uses it again only when the
@@ -8,6 +8,11 @@ APP_URL and CDN_URL (the links and the organizer's image follow them). The optio
 the one part of an answer not in that row: every change of options goes through
 `services.update_poll`, which sets `updated_at` in the same transaction, so a changed poll
 never matches. A cached poll costs no options query, no presenting and no encoding.
+
+Results (`GET /v1/polls/{id}/results`) likewise (`encoded_results`): used again while the
+poll's row and its tallies (read for every request: a row per option and vote type) are
+those they were encoded from. A cached poll's results cost no options query and no
+counting, presenting or encoding of its options.
 
 The participant list is JSON bytes built in chunks: `GET /v1/polls/{id}/participants`
 answers every participant in one response (20,000 participants x 100 options is about
@@ -28,7 +33,7 @@ from collections.abc import Callable, Iterator
 import orjson
 from django.conf import settings
 
-from polls import presenters
+from polls import presenters, selectors
 from polls.models import Poll
 from polls.selectors import ANSWER_MARKS, AVAILABLE_TYPES
 from polls.spans import option_span, span_data
@@ -37,6 +42,8 @@ CHUNK = 500  # participants per piece of the body
 
 #: Encoded poll answers each process keeps (about 1-3 KB each).
 CACHED_POLLS = 4096
+#: Encoded results each process keeps (about 0.2 KB an option).
+CACHED_RESULTS = 1024
 
 # poll id -> ((its row, APP_URL, CDN_URL), its answer), least recently used first
 _polls: OrderedDict[str, tuple] = OrderedDict()
@@ -70,6 +77,34 @@ def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, tuple]
                 _polls.popitem(last=False)
         found = [answer if answer is not None else made[row.id] for row, answer in zip(rows, found, strict=True)]
     return found
+
+
+# poll id -> ((its row, its tallies), its results), least recently used first
+_results: OrderedDict[str, tuple] = OrderedDict()
+_results_lock = threading.Lock()
+
+
+def encoded_results(row, tallies: list, options_of: Callable[[list[str]], dict[str, tuple]]) -> orjson.Fragment:
+    """The results (`presenters.results`) of a poll row with its `selectors.poll_tallies`,
+    encoded: from this process's cache when the row and the tallies are those it was
+    encoded from, else counted with the options `options_of([row.id])` gives. The row holds
+    what results show of the poll (status, kind, participant count, whether tentative
+    votes count) and `updated_at`, which every change of options moves (as for
+    `encoded_polls`); the tallies are the counts."""
+    key = (row, frozenset(tallies))
+    with _results_lock:
+        cached = _results.get(row.id)
+        if cached is not None and cached[0] == key:
+            _results.move_to_end(row.id)
+            return cached[1]
+    options = options_of([row.id])[row.id]
+    made = orjson.Fragment(orjson.dumps(presenters.results(selectors.poll_results(row, options, tallies))))
+    with _results_lock:
+        _results[row.id] = (key, made)
+        _results.move_to_end(row.id)
+        while len(_results) > CACHED_RESULTS:
+            _results.popitem(last=False)
+    return made
 
 
 def participants_json(poll: Poll, rows: list[tuple]) -> Iterator[bytes]:

@@ -96,17 +96,24 @@ class PollResults:
     high_score: int
 
 
-def poll_results(poll, options: Sequence | None = None) -> PollResults:
+def poll_tallies(poll_id: str) -> list[tuple[str, str, int]]:
+    """`(option id, vote type, count)` of the poll's tallies above zero, in no particular
+    order (what `poll_results` counts from; one query)."""
+    return queries.tallies_of(poll_id)
+
+
+def poll_results(poll, options: Sequence | None = None, tallies: list | None = None) -> PollResults:
     """The counts of a poll, counted from its tallies: one query reading a row per option and
     vote type, whatever the number of participants. `poll`: from `get_poll` (options
     prefetched), or a row of `poll_row` with its `options` (rows of `poll_options`, in
     display order), which cost far less than model instances (making 100 Option instances
     was half of `GET .../results`).
+    `tallies`: those `poll_tallies` gave for the poll, when already read.
     Other vote types than the built-in ones come in order of first appearance reading the
     options in display order (then by name within one option)."""
     options = list(poll.options.all()) if options is None else options
     position = {option.id: index for index, option in enumerate(options)}
-    rows = queries.tallies_of(poll.id)
+    rows = queries.tallies_of(poll.id) if tallies is None else tallies
     counts: dict[tuple[str, str], int] = {}
     for option_id, kind, n in sorted(rows, key=lambda row: (position[row[0]], row[1])):
         counts[option_id, kind] = n

@@ -157,8 +157,7 @@ class PollResultsView(ApiView):
         poll = selectors.poll_row(request.auth.space, pollId)
         if poll is None:
             raise PollNotFound()
-        options = selectors.poll_options([poll.id])[poll.id]
-        return json_response({"data": presenters.results(selectors.poll_results(poll, options))})
+        return json_response({"data": encoding.encoded_results(poll, selectors.poll_tallies(poll.id), selectors.poll_options)})
 
 
 class ParticipantCollectionView(ApiView):

@@ -1,4 +1,6 @@
-"""GET /v1/polls/{pollId}/results: dense votes, score, top choices, counted by the database."""
+"""GET /v1/polls/{pollId}/results: dense votes, score, top choices, counted from the tallies."""
+
+from datetime import date
 
 import pytest
 
@@ -157,7 +159,35 @@ def test_results_cost_the_same_queries_however_many_votes(
     poll = make_poll(space, date_poll_body(*(f"2030-01-{day:02d}" for day in range(1, 11))))
     for n in range(participants):
         respond(poll, *(["yes", "ifNeedBe", "no"] * 4)[n % 3:][:10], name=f"P{n}")
-    # The poll with its count, its options, the GROUP BY over its votes.
+    # The poll (with its participant count), its tallies, its options.
     with django_assert_num_queries(request_overhead + 3):
         data = results(api, poll)
     assert data["participantCount"] == participants
+    # Encoded once per process: read again unchanged, the options are not read.
+    with django_assert_num_queries(request_overhead + 2):
+        assert results(api, poll) == data
+
+
+def test_results_read_again_show_every_change_at_once(api, space):
+    """Results are encoded once and used again while the poll's row and tallies are those
+    they were made from (polls/encoding.py): each kind of change is seen by the next read."""
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
+    first, second = option_ids(poll)
+    ann = respond(poll, "yes", "ifNeedBe", name="Ann")
+    assert [counts(o) for o in results(api, poll)["options"]] == [
+        {"yes": 1, "ifNeedBe": 0, "no": 0}, {"yes": 0, "ifNeedBe": 1, "no": 0}]
+    respond(poll, "yes", "no", name="Bob")  # a new response
+    data = results(api, poll)
+    assert data["participantCount"] == 2 and counts(data["options"][1]) == {"yes": 0, "ifNeedBe": 1, "no": 1}
+    services.update_response(participant=ann, votes={second: "no"})  # a changed vote
+    assert counts(results(api, poll)["options"][1]) == {"yes": 0, "ifNeedBe": 0, "no": 2}
+    services.update_poll(poll=poll, options=[{"id": first, "date": date(2030, 1, 1)}, {"id": second, "date": date(2030, 1, 2)},
+                                             {"date": date(2030, 1, 3)}])  # an option without votes: the tallies are the same
+    assert [o["date"] for o in results(api, poll)["options"]] == ["2030-01-01", "2030-01-02", "2030-01-03"]
+    services.update_poll(poll=poll, details={"allow_tentative_votes": False})  # fewer vote types shown
+    assert counts(results(api, poll)["options"][0]) == {"yes": 2, "no": 0}
+    services.close_poll(poll=poll)
+    assert results(api, poll)["status"] == "closed"
+    services.delete_response(participant=ann)
+    data = results(api, poll)
+    assert data["participantCount"] == 1 and counts(data["options"][0]) == {"yes": 1, "no": 0}
