@@ -5,8 +5,10 @@ the database backend's converters, exactly as the ORM does, so callers get the s
 as from a queryset (`Table`), or the same values in named tuples (`Columns`); `insert` stores
 new instances as `bulk_create` does. Everything else uses the ORM."""
 
+import functools
 import threading
 from collections import OrderedDict, namedtuple
+from datetime import datetime
 
 from django.db import connection, models
 
@@ -163,46 +165,75 @@ def _chain(functions, col):
     return convert
 
 
-# Fields that store a str, int, bool or None as it is: `insert` passes such values without
-# calling the field (exact classes: a subclass may change its values).
-_AS_IS_FIELDS = {
-    models.CharField, models.TextField, models.EmailField, models.BooleanField, models.IntegerField,
-    models.PositiveIntegerField, models.BigIntegerField, models.ForeignKey,
+# How `insert` passes each field's value, by the field's exact class (a subclass may change
+# its values); every other field, and every other value, goes through the field
+# (`pre_save`, then `get_db_prep_save`), as bulk_create does.
+_AS_IS, _TIMESTAMP, _DAY, _FIELD = range(4)
+_KINDS = {
+    # a str, int, bool or None stored as it is
+    **dict.fromkeys((models.CharField, models.TextField, models.EmailField, models.BooleanField, models.IntegerField,
+                     models.PositiveIntegerField, models.BigIntegerField, models.ForeignKey), _AS_IS),
+    # None as it is; an aware datetime adapted by the backend (what the field's own
+    # preparation comes to for one: it only warns about naive ones)
+    models.DateTimeField: _TIMESTAMP,
+    models.DateField: _DAY,  # None as it is
 }
 _AS_IS_VALUES = {str, int, bool, type(None)}
 _MAX_PARAMETERS = 65_535
 
 
+@functools.cache
+def _insert_plan(model, vendor: str) -> tuple[str, str, list]:
+    """The INSERT's head and one row's placeholders for `model`, and per column `(attname,
+    field, kind)`: made once per model and backend."""
+    fields = model._meta.local_concrete_fields
+    q = connection.ops.quote_name
+    head = f"INSERT INTO {q(model._meta.db_table)} ({', '.join(q(field.column) for field in fields)}) VALUES "
+    row = f"({', '.join(['%s'] * len(fields))})"
+    columns = []
+    for field in fields:
+        kind = _KINDS.get(type(field), _FIELD)
+        if kind in (_TIMESTAMP, _DAY) and (field.auto_now or field.auto_now_add):
+            kind = _FIELD  # pre_save sets the value
+        columns.append((field.attname, field, kind))
+    return head, row, columns
+
+
 def insert(objects) -> None:
     """Stores new instances of one model, as `Model.objects.bulk_create(objects)` does (the
     same values: each field's `pre_save` then `get_db_prep_save`, except where they would
-    give back the attribute as it is), in as few INSERTs as the backend's parameter limit
-    allows (PostgreSQL's protocol: 65,535), without the ORM's SQL compiler. No signals are sent (bulk_create sends none
-    either). The model's primary key must be set by a default (no database-generated ids)."""
+    give back the attribute as it is, or an aware datetime as the backend adapts it), in as
+    few INSERTs as the backend's parameter limit allows (PostgreSQL's protocol: 65,535),
+    without the ORM's SQL compiler. No signals are sent (bulk_create sends none either). The
+    model's primary key must be set by a default (no database-generated ids)."""
     objects = list(objects)
     if not objects:
         return
     model = type(objects[0])
     if model._meta.pk.db_returning:
         raise ValueError(f"{model.__name__}: ids made by the database are not supported")
-    fields = model._meta.local_concrete_fields
-    plain = [type(field) in _AS_IS_FIELDS for field in fields]
-    q = connection.ops.quote_name
-    head = f"INSERT INTO {q(model._meta.db_table)} ({', '.join(q(field.column) for field in fields)}) VALUES "
-    row = f"({', '.join(['%s'] * len(fields))})"
-    # PostgreSQL has no limit of its own in Django, but its protocol binds at most 65,535.
-    batch = min(connection.ops.bulk_batch_size(fields, objects), _MAX_PARAMETERS // len(fields)) or 1
+    head, row, columns = _insert_plan(model, connection.vendor)
+    adapt_timestamp = connection.ops.adapt_datetimefield_value
+    batch = 1
+    if len(objects) > 1:
+        # PostgreSQL has no limit of its own in Django, but its protocol binds at most 65,535.
+        fields = [field for _, field, _ in columns]
+        batch = min(connection.ops.bulk_batch_size(fields, objects), _MAX_PARAMETERS // len(fields)) or 1
     with connection.cursor() as cursor:
         for start in range(0, len(objects), batch):
             chunk = objects[start:start + batch]
             params = []
+            append = params.append
             for obj in chunk:
                 values = obj.__dict__
-                for field, as_is in zip(fields, plain):
-                    value = values[field.attname] if as_is else None
-                    if not as_is or type(value) not in _AS_IS_VALUES:
-                        value = field.get_db_prep_save(field.pre_save(obj, True), connection)
-                    params.append(value)
+                for attname, field, kind in columns:
+                    value = values[attname]
+                    if kind is _AS_IS and type(value) in _AS_IS_VALUES or value is None and kind in (_TIMESTAMP, _DAY):
+                        append(value)
+                    elif kind is _TIMESTAMP and type(value) is datetime and value.utcoffset() is not None:
+                        append(adapt_timestamp(value))
+                    else:
+                        append(field.get_db_prep_save(field.pre_save(obj, True), connection))
             cursor.execute(head + ", ".join([row] * len(chunk)), params)
     for obj in objects:
         obj._state.adding = False

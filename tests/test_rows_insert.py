@@ -1,7 +1,7 @@
 """`core.rows.insert`, the hand-written INSERT of the write hot paths, stores exactly what
 `bulk_create` stores, on every backend, and splits what exceeds the backend's parameter limit."""
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 from django.db import connection
@@ -16,7 +16,11 @@ def _poll(space, **values) -> Poll:
 
 
 def _stored(model, pk) -> dict:
-    values = model.objects.filter(pk=pk).values().get()
+    """The row as the database keeps it (SQLite's text of a timestamp, not a datetime that
+    compares equal whatever its offset), but its id."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {connection.ops.quote_name(model._meta.db_table)} WHERE id = %s", [pk])
+        values = dict(zip([column[0] for column in cursor.description], cursor.fetchone(), strict=True))
     values.pop("id")
     return values
 
@@ -30,6 +34,9 @@ def test_insert_stores_what_bulk_create_stores(space):
          "conferencing": {"url": "https://meet.example/x", "n": [1, None, True]}, "status": "closed",
          "require_email": True, "hide_scores": True, "disable_comments": False, "created_at": at,
          "updated_at": at, "past_at": at, "deleted_at": at},
+        # Another offset (the same instant stored in UTC) and microseconds.
+        {"title": "Offset", "created_at": datetime(2031, 3, 4, 7, 6, 7, 123456, tzinfo=timezone(timedelta(hours=2))),
+         "updated_at": at, "past_at": None},
     ]
     for values in variants:
         ours, theirs = _poll(space, **values), _poll(space, **values)
