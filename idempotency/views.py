@@ -2,10 +2,12 @@
 
 from collections.abc import Callable
 
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
 from core.api import errors
+from core.api.renderers import json_response
 from idempotency import services as idempotency
 
 IDEMPOTENCY_KEY = OpenApiParameter(
@@ -25,7 +27,9 @@ class IdempotentCreate:
 
     body_methods = ("post",)
 
-    def create_idempotently(self, request, operation: str, validate: Callable[[dict], Callable[[], dict]]) -> Response:
+    def create_idempotently(
+        self, request, operation: str, validate: Callable[[dict], Callable[[], dict]]
+    ) -> HttpResponse:
         """201 with what the create answers, at most once per `Idempotency-Key` (when the
         request has one) in 24 hours; a replay carries `Idempotent-Replayed: true`.
 
@@ -41,7 +45,7 @@ class IdempotentCreate:
         body = self.json_body(request)
         create = validate(body)
         if key is None:
-            return Response(create(), status=201)
+            return json_response(create(), status=201)
         try:
             status, data, replayed = idempotency.run(
                 space=request.auth.space, key=key, operation=operation, body=body, create=lambda: (201, create())
