@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 import orjson
 from django.conf import settings
 
+from core.rows import Kept
 from polls import presenters, selectors
 from polls.models import Poll
 from polls.selectors import ANSWER_MARKS, AVAILABLE_TYPES
@@ -42,8 +43,8 @@ CHUNK = 500  # participants per piece of the body
 
 #: Encoded poll answers each process keeps (about 1-3 KB each).
 CACHED_POLLS = 4096
-#: Encoded results each process keeps (about 0.2 KB an option).
-CACHED_RESULTS = 1024
+#: Encoded results each process keeps (about 0.2 KB an option; core.rows.Kept).
+_RESULTS_KEPT = Kept(1024)
 
 # poll id -> ((its row, APP_URL, CDN_URL), its answer), least recently used first
 _polls: OrderedDict[str, tuple] = OrderedDict()
@@ -79,11 +80,6 @@ def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, tuple]
     return found
 
 
-# poll id -> ((its row, its tallies), its results), least recently used first
-_results: OrderedDict[str, tuple] = OrderedDict()
-_results_lock = threading.Lock()
-
-
 def encoded_results(row, tallies: list, options_of: Callable[[list[str]], dict[str, tuple]]) -> orjson.Fragment:
     """The results (`presenters.results`) of a poll row with its `selectors.poll_tallies`,
     encoded: from this process's cache when the row and the tallies are those it was
@@ -91,20 +87,12 @@ def encoded_results(row, tallies: list, options_of: Callable[[list[str]], dict[s
     what results show of the poll (status, kind, participant count, whether tentative
     votes count) and `updated_at`, which every change of options moves (as for
     `encoded_polls`); the tallies are the counts."""
-    key = (row, frozenset(tallies))
-    with _results_lock:
-        cached = _results.get(row.id)
-        if cached is not None and cached[0] == key:
-            _results.move_to_end(row.id)
-            return cached[1]
-    options = options_of([row.id])[row.id]
-    made = orjson.Fragment(orjson.dumps(presenters.results(selectors.poll_results(row, options, tallies))))
-    with _results_lock:
-        _results[row.id] = (key, made)
-        _results.move_to_end(row.id)
-        while len(_results) > CACHED_RESULTS:
-            _results.popitem(last=False)
-    return made
+
+    def make(_) -> orjson.Fragment:
+        options = options_of([row.id])[row.id]
+        return orjson.Fragment(orjson.dumps(presenters.results(selectors.poll_results(row, options, tallies))))
+
+    return _RESULTS_KEPT.made([(row.id, (row, frozenset(tallies)))], make)[0]
 
 
 def participants_json(poll: Poll, rows: list[tuple]) -> Iterator[bytes]:
