@@ -22,8 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django import db
 from django.conf import settings
+from django.utils import timezone
 
-from webhooks import services
+from webhooks import queries, services
 
 logger = logging.getLogger("service.webhooks")
 
@@ -156,6 +157,8 @@ class Dispatcher:
         db.close_old_connections()
         self._seen_version = _data_version()  # before reading: a commit from now on wakes `idle`
         services.finish(self._collect())
+        if not queries.work_waiting(timezone.now()):
+            return False  # most wake-ups on SQLite: another process committed something else
         services.fan_out()
         services.finish(self._collect())  # what ended meanwhile: a crash would send it again
         room = self.threads * CLAIMS_PER_SENDER - self._outstanding

@@ -1,0 +1,68 @@
+"""webhooks.queries against the ORM queries it stands for, in every state that decides them."""
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import F
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from webhooks import dispatch, queries, selectors, services
+from webhooks.models import Delivery, Event
+
+pytestmark = pytest.mark.django_db
+
+
+def orm_says(now) -> bool:
+    return Event.objects.filter(dispatched_at__isnull=True).exists() or selectors.due_deliveries(now).exists()
+
+
+def test_work_waiting_agrees_with_the_orm_in_each_state(hook, space):
+    now = timezone.now()
+    assert queries.work_waiting(now) is orm_says(now) is False  # nothing recorded yet
+
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    assert queries.work_waiting(now) is orm_says(now) is True  # an event to fan out
+
+    services.fan_out()
+    delivery = Delivery.objects.get()
+    assert Event.objects.filter(dispatched_at__isnull=True).count() == 0
+    later = delivery.next_attempt_at + timedelta(microseconds=1)
+    states = [
+        ({}, True),  # due, never claimed
+        ({"next_attempt_at": later + timedelta(seconds=1)}, False),  # not due yet
+        ({"claimed_until": later + timedelta(seconds=30)}, False),  # in a worker's hands
+        ({"claimed_until": later - timedelta(seconds=1)}, True),  # that worker's lease ran out
+        ({"claimed_until": later}, True),  # the lease ends at this very moment
+        ({"attempts": F("max_attempts")}, False),  # no attempt left
+        ({"attempts": F("max_attempts") - 1}, True),
+        ({"status": Delivery.Status.SUCCEEDED}, False),
+        ({"status": Delivery.Status.CANCELED}, False),
+        ({"status": Delivery.Status.FAILED}, False),
+    ]
+    for change, expected in states:
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status=Delivery.Status.PENDING, next_attempt_at=delivery.next_attempt_at, claimed_until=None, attempts=0
+        )
+        Delivery.objects.filter(pk=delivery.pk).update(**change)
+        assert queries.work_waiting(later) is orm_says(later) is expected, change
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_wake_up_with_nothing_waiting_costs_one_look(space):
+    """On SQLite every commit of another process wakes the dispatcher (each API request's
+    rate-limit counter among them): with nothing waiting, its turn is one statement (and
+    SQLite's data_version), never the fan-out's and the claim's queries."""
+    dispatcher = dispatch.Dispatcher(threads=1)
+    with ThreadPoolExecutor(max_workers=1) as pool, CaptureQueriesContext(connection) as seen:
+        assert dispatcher.tick(pool, threading.Event()) is False
+    looks = [query["sql"] for query in seen if "EXISTS" in query["sql"]]
+    assert len(looks) == 1 and len(seen) == (2 if connection.vendor == "sqlite" else 1), [q["sql"] for q in seen]
+
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        dispatcher.tick(pool, threading.Event())
+    assert not Event.objects.filter(dispatched_at__isnull=True).exists()  # work waiting is done
