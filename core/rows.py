@@ -8,6 +8,8 @@ new instances as `bulk_create` does. Everything else uses the ORM."""
 import functools
 import threading
 from collections import OrderedDict, namedtuple
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection, models
@@ -107,6 +109,21 @@ class Columns(Table):
             if functions:
                 made.append((index, _chain(functions, col)))
         return made
+
+
+@dataclass(frozen=True)
+class Rider:
+    """A read that rides on another hand-written statement, LEFT JOINed to it, so that the
+    two reads cost one round trip: the key lookup of every API request brings the row its
+    endpoint reads next (`GET /v1/polls/{id}`: the poll's). `sql(anchor)` gives the columns
+    it adds to the SELECT and its JOIN clauses, hanging on the column `anchor` of the
+    statement it rides on (a module-level function: the statement is made once per function
+    and backend); `params` are the JOIN's parameters, `read(values)` its result from the
+    columns it added (None: the join found nothing)."""
+
+    sql: Callable[[str], tuple[str, str]]
+    params: list
+    read: Callable
 
 
 class Kept:

@@ -16,7 +16,7 @@ from datetime import datetime
 import orjson
 from django.db import connection
 
-from core.rows import Columns, Kept, Table, split
+from core.rows import Columns, Kept, Rider, Table, split
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
 from spaces.models import User
 
@@ -133,15 +133,19 @@ _POLLS_KEPT, _OPTIONS_KEPT = Kept(4096), Kept(4096)
 
 
 def _read_polls(sql: str, params: list) -> list:
-    """The poll rows of `sql` (the columns `_poll_select` gives for _POLL_ROW and _ORGANIZER_ROW).
+    """The poll rows of `sql` (the columns `_poll_select` gives for _POLL_ROW and _ORGANIZER_ROW)."""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return _polls_made(cursor.fetchall())
+
+
+def _polls_made(fetched: list) -> list:
+    """The rows of polls fetched (each the columns `_poll_select` gives).
 
     A poll read again with the very same values as last time in this process is given as
     the row made then (core.rows.Kept), without the backend's converters (JSON, timestamps:
     about 6 us a row); encoding then finds its answer for that row at once
     (`encoding.encoded_polls`)."""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        fetched = cursor.fetchall()
     read_poll, read_organizer = _POLL_ROW.reader(), _ORGANIZER_ROW.reader(_POLL_ROW.width)
     packed = connection.vendor in _PACKED  # rows of (id, JSON array of the values)
 
@@ -151,6 +155,29 @@ def _read_polls(sql: str, params: list) -> list:
         return read_poll(values, (read_organizer(values),))
 
     return _POLLS_KEPT.made(fetched if packed else [(values[0], values) for values in fetched], make)
+
+
+def _rider_sql(space: str) -> tuple[str, str]:
+    """`poll_rider`'s columns (those of `_one_sql`) and JOINs, on the space column `space`."""
+    columns = f"{_POLL_ROW.columns()}, {_ORGANIZER_ROW.columns()}"
+    if connection.vendor in _PACKED:
+        columns = f"{_POLL_ROW.column('id')}, json_array({columns})"
+    where = _live(_POLL_ROW)
+    where[1] = f"{_POLL_ROW.column('space')} = {space}"
+    return columns, (
+        f"LEFT JOIN {_POLL_ROW.table} ON {' AND '.join(where)} "
+        f"LEFT JOIN {_ORGANIZER_ROW.table} ON {_ORGANIZER_ROW.column('id')} = {_POLL_ROW.column('organizer')}"
+    )
+
+
+def _ridden_poll(values):
+    return _polls_made([values])[0] if values[0] is not None else None
+
+
+def poll_rider(poll_id: str) -> Rider:
+    """`poll_row` of the key's space, read in the key lookup's statement (core.rows.Rider):
+    the same row, or None, as `poll_row(space_id, poll_id)` gives."""
+    return Rider(_rider_sql, [poll_id], _ridden_poll)
 
 
 def options_of(poll_ids: list[str]) -> dict[str, tuple]:

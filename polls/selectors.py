@@ -12,6 +12,7 @@ from typing import NamedTuple
 from django.db.models import Prefetch
 
 from core.paging import cursor_position, page_of
+from core.rows import Rider
 from polls import queries
 from polls.models import Comment, Option, Participant, Poll, Vote
 from polls.spans import Span, option_span
@@ -38,10 +39,12 @@ def get_poll(space: Space, poll_id: str) -> Poll | None:
     return queries.live_poll(space.pk, poll_id)  # live_polls(space).filter(pk=poll_id), without the ORM's SQL building
 
 
-def poll_row(space: Space, poll_id: str):
-    """The poll as a row for `presenters.poll` (what `get_poll` gives as a model instance),
-    without its options (`poll_options`); None when `get_poll` gives None."""
-    return queries.poll_row(space.pk, poll_id) if _can_be_poll_id(poll_id) else None
+def poll_rider(poll_id: str) -> Rider | None:
+    """The poll as a row for `presenters.poll` (what `get_poll` gives as a model instance,
+    without its options: `poll_options`), read in the key lookup's statement
+    (core.rows.Rider, `ApiView.read_with_key`): None when `get_poll` gives None. None, and no
+    rider, when `poll_id` cannot be a poll's."""
+    return queries.poll_rider(poll_id) if _can_be_poll_id(poll_id) else None
 
 
 def poll_options(poll_ids: list[str]) -> dict[str, tuple]:

@@ -100,6 +100,9 @@ class PollCollectionView(IdempotentCreate, ApiView):
 
 
 class PollDetailView(ApiView):
+    def read_with_key(self, request):
+        return selectors.poll_rider(self.kwargs["pollId"]) if request.method == "GET" else None
+
     @extend_schema(
         operation_id="getPoll",
         summary="Get a poll",
@@ -111,7 +114,7 @@ class PollDetailView(ApiView):
         examples=examples.ONE,
     )
     def get(self, request, pollId):
-        poll = selectors.poll_row(request.auth.space, pollId)
+        poll = request.auth.ridden  # selectors.poll_row's, read with the key (read_with_key)
         if poll is None:
             raise PollNotFound()
         return json_response({"data": encoding.encoded_polls([poll], selectors.poll_options)[0]})
@@ -144,6 +147,9 @@ PARTICIPANT_ID = OpenApiParameter("participantId", OpenApiTypes.STR, OpenApiPara
 
 
 class PollResultsView(ApiView):
+    def read_with_key(self, request):
+        return selectors.poll_rider(self.kwargs["pollId"])
+
     @extend_schema(
         operation_id="getPollResults",
         summary="Get a poll's results",
@@ -154,7 +160,7 @@ class PollResultsView(ApiView):
         examples=examples.RESULTS_EXAMPLES,
     )
     def get(self, request, pollId):
-        poll = selectors.poll_row(request.auth.space, pollId)
+        poll = request.auth.ridden  # selectors.poll_row's, read with the key (read_with_key)
         if poll is None:
             raise PollNotFound()
         return json_response({"data": encoding.encoded_results(poll, selectors.poll_tallies(poll.id), selectors.poll_options)})

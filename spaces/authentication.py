@@ -9,6 +9,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
 from core.api import errors
+from core.rows import Rider
 from spaces.keys import key_matches, prefix_of
 from spaces.models import ApiKey, Space
 from spaces.queries import key_by_prefix
@@ -25,6 +26,8 @@ class ApiClient:
     space: Space
     key: ApiKey
     is_authenticated: bool = True
+    #: What the view's rider read with the key (`ApiView.read_with_key`); None without one.
+    ridden: object = None
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -35,14 +38,16 @@ class ApiKeyAuthentication(BaseAuthentication):
         parts = header.split(" ")
         if len(parts) != 2 or parts[0].lower() != "bearer" or not parts[1]:
             raise errors.InvalidAuthorizationHeader()
-        key = authenticate_key(parts[1])
+        view = request.parser_context.get("view")
+        rider = view.read_with_key(request) if hasattr(view, "read_with_key") else None
+        key, ridden = authenticate_key(parts[1], rider)
         if key is None:
             raise errors.Unauthorized(
                 "The API key is invalid, expired or revoked.",
                 headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
             )
         request._request.space_id = key.space_id  # for the access log
-        client = ApiClient(space=key.space, key=key)
+        client = ApiClient(space=key.space, key=key, ridden=ridden)
         return client, client
 
     def authenticate_header(self, request):
@@ -58,13 +63,14 @@ class HasProSpace(BasePermission):
         return True
 
 
-def authenticate_key(raw: str) -> ApiKey | None:
-    """The active key `raw` names, with its space, owner and subscription (one query). The
-    objects may be shared with other requests of the process: read them, never change them."""
+def authenticate_key(raw: str, rider: Rider | None = None) -> tuple[ApiKey | None, object]:
+    """The active key `raw` names, with its space, owner and subscription, and what `rider`
+    read in the same statement (one query); (None, None) for no active key. The objects may
+    be shared with other requests of the process: read them, never change them."""
     prefix = prefix_of(raw)
     if prefix is None:
-        return None
-    key = key_by_prefix(prefix)
+        return None, None
+    key, ridden = key_by_prefix(prefix, rider)
     now = timezone.now()
     if (
         key is None
@@ -73,12 +79,12 @@ def authenticate_key(raw: str) -> ApiKey | None:
         or key.space.owner.is_banned
         or key.created_by.is_banned
     ):
-        return None
+        return None, None
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
         # In the database only: `key` may be shared by the process's requests (spaces.queries);
         # the next request reads the new value with the key's row.
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-    return key
+    return key, ridden
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):

@@ -13,37 +13,44 @@ import functools
 
 from django.db import connection
 
-from core.rows import Kept, Table, split
+from core.rows import Kept, Rider, Table, split
 from spaces.models import ApiKey, Space, Subscription, User
 
+# Aliases of their own: a rider (core.rows.Rider) adds its tables to the statement.
 _KEY, _SPACE, _OWNER, _CREATOR, _PRO = (
-    Table(ApiKey, "k"), Table(Space, "s"), Table(User, "o"), Table(User, "c"), Table(Subscription, "p"),
+    Table(ApiKey, "k"), Table(Space, "ks"), Table(User, "ko"), Table(User, "kc"), Table(Subscription, "kp"),
 )
+_TABLES = (_KEY, _SPACE, _OWNER, _CREATOR, _PRO)
+_WIDTH = sum(table.width for table in _TABLES)
 
 
 @functools.cache
-def _key_sql(vendor: str) -> str:
-    tables = (_KEY, _SPACE, _OWNER, _CREATOR, _PRO)
+def _key_sql(vendor: str, rider_sql=None) -> str:
+    columns, joins = rider_sql(_KEY.column("space")) if rider_sql else ("", "")
     return (
-        f"SELECT {', '.join(table.columns() for table in tables)} FROM {_KEY.table} "
+        f"SELECT {', '.join(table.columns() for table in _TABLES)}{', ' + columns if columns else ''} "
+        f"FROM {_KEY.table} "
         f"JOIN {_SPACE.table} ON {_SPACE.column('id')} = {_KEY.column('space')} "
         f"JOIN {_OWNER.table} ON {_OWNER.column('id')} = {_SPACE.column('owner')} "
         f"JOIN {_CREATOR.table} ON {_CREATOR.column('id')} = {_KEY.column('created_by')} "
         f"LEFT JOIN {_PRO.table} ON {_PRO.column('space')} = {_SPACE.column('id')} "
-        f"WHERE {_KEY.column('prefix')} = %s"
+        f"{joins + ' ' if joins else ''}WHERE {_KEY.column('prefix')} = %s"
     )
 
 
-def key_by_prefix(prefix: str) -> ApiKey | None:
+def key_by_prefix(prefix: str, rider: Rider | None = None) -> tuple[ApiKey | None, object]:
     """The key with `prefix`, its space, the space's owner and subscription (None when it has
     none) and the key's creator, all loaded: what
-    `ApiKey.objects.select_related("space__owner", "space__subscription", "created_by")` gives."""
+    `ApiKey.objects.select_related("space__owner", "space__subscription", "created_by")` gives;
+    and what `rider` read in the same statement, hanging on the key's space (None without a
+    rider, or a key)."""
     with connection.cursor() as cursor:
-        cursor.execute(_key_sql(connection.vendor), [prefix])
+        cursor.execute(_key_sql(connection.vendor, rider and rider.sql), [*(rider.params if rider else ()), prefix])
         row = cursor.fetchone()
     if row is None:
-        return None
-    return _KEYS_KEPT.made([(prefix, row)], _build)[0]
+        return None, None
+    key = _KEYS_KEPT.made([(prefix, row[:_WIDTH])], _build)[0]
+    return key, rider.read(row[_WIDTH:]) if rider else None
 
 
 #: Keys whose built objects each process keeps (a few KB each; core.rows.Kept).
@@ -51,7 +58,7 @@ _KEYS_KEPT = Kept(1024)
 
 
 def _build(row) -> ApiKey:
-    key, space, owner, creator, subscription = split(row, _KEY, _SPACE, _OWNER, _CREATOR, _PRO)
+    key, space, owner, creator, subscription = split(row, *_TABLES)
     space.owner = owner
     key.space = space
     key.created_by = creator

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from core.api import errors
 from core.maintenance import maintenance_enabled
+from core.rows import Rider
 
 _HANDLER_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -49,6 +50,13 @@ class ApiView(APIView):
             raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
         if method not in self.body_methods and _has_body(request):
             raise errors.ValidationFailed("body: this operation takes no body")
+
+    def read_with_key(self, request) -> Rider | None:
+        """A read of this request's to make in the key lookup's statement, one round trip
+        for both (core.rows.Rider): its result comes as `request.auth.ridden`, once the key
+        is found. Asked before any check: a read only, whose result the handler uses after
+        all of them passed. None (the default): nothing rides."""
+        return None
 
     @property
     def default_response_headers(self):

@@ -6,7 +6,9 @@ from django.utils import timezone
 from polls import queries, selectors
 from polls.models import Option, Poll, Tally
 from polls.tests.factories import date_poll_body, make_poll, respond, time_poll_body
+from spaces.keys import prefix_of
 from spaces.models import User
+from spaces.queries import key_by_prefix
 
 
 def columns(instance) -> dict:
@@ -172,3 +174,30 @@ def test_tallies_are_what_the_orm_gives(space, make_space, django_assert_num_que
         found = queries.tallies_of(poll.pk)
     assert sorted(found) == sorted(expected) and len(found) == 3
     assert queries.tallies_of(make_poll(make_space()[0]).pk) == []
+
+
+def test_the_poll_read_with_the_key_is_the_row_poll_row_gives(space_and_key, make_space, django_assert_num_queries):
+    """`poll_rider` (ApiView.read_with_key): one statement for the key and the poll, giving
+    the very row `poll_row` gives, or None, for the key's space."""
+    space, raw = space_and_key
+    other_space = make_space()[0]
+    mine, theirs, gone = make_poll(space), make_poll(other_space), make_poll(space)
+    respond(mine, None, name="Ann")
+    Poll.objects.filter(pk=gone.pk).update(deleted_at=timezone.now())
+    expected_key, _ = key_by_prefix(prefix_of(raw))
+    for poll_id, expected in [
+        (mine.pk, queries.poll_row(space.pk, mine.pk)),
+        (theirs.pk, None),  # another space's
+        (gone.pk, None),  # deleted
+        ("unknown12345", None),
+    ]:
+        with django_assert_num_queries(1):
+            key, ridden = key_by_prefix(prefix_of(raw), queries.poll_rider(poll_id))
+        assert key is expected_key  # the key's part of the row is the same row
+        assert ridden is expected  # the same row object (core.rows.Kept), or None
+    assert queries.poll_row(other_space.pk, theirs.pk) is not None
+
+    Poll.objects.filter(pk=mine.pk).update(title="Renamed")  # read again: the new row
+    key, ridden = key_by_prefix(prefix_of(raw), queries.poll_rider(mine.pk))
+    assert ridden.title == "Renamed" and ridden == queries.poll_row(space.pk, mine.pk)
+    assert ridden.participant_count == 1 and ridden.organizer.id == mine.organizer_id
