@@ -9,10 +9,11 @@ import functools
 import threading
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 
 class Table:
@@ -200,58 +201,103 @@ _MAX_PARAMETERS = 65_535
 
 
 @functools.cache
-def _insert_plan(model, vendor: str) -> tuple[str, str, list]:
-    """The INSERT's head and one row's placeholders for `model`, and per column `(attname,
-    field, kind)`: made once per model and backend."""
+def _insert_plan(model, vendor: str) -> tuple[str, str, list, str | None]:
+    """The INSERT's head and one row's placeholders for `model`, per column `(attname,
+    field, kind)`, and on PostgreSQL the INSERT of many rows from one array per column:
+    made once per model and backend."""
     fields = model._meta.local_concrete_fields
     q = connection.ops.quote_name
-    head = f"INSERT INTO {q(model._meta.db_table)} ({', '.join(q(field.column) for field in fields)}) VALUES "
+    into = f"INSERT INTO {q(model._meta.db_table)} ({', '.join(q(field.column) for field in fields)})"
+    head = f"{into} VALUES "
     row = f"({', '.join(['%s'] * len(fields))})"
+    arrays = None
+    if vendor == "postgresql":
+        arrays = f"{into} SELECT * FROM unnest({', '.join(f'%b::{field.db_type(connection)}[]' for field in fields)})"
     columns = []
     for field in fields:
         kind = _KINDS.get(type(field), _FIELD)
         if kind in (_TIMESTAMP, _DAY) and (field.auto_now or field.auto_now_add):
             kind = _FIELD  # pre_save sets the value
         columns.append((field.attname, field, kind))
-    return head, row, columns
+    return head, row, columns, arrays
 
 
 def insert(objects) -> None:
     """Stores new instances of one model, as `Model.objects.bulk_create(objects)` does (the
     same values: each field's `pre_save` then `get_db_prep_save`, except where they would
     give back the attribute as it is, or an aware datetime as the backend adapts it), in as
-    few INSERTs as the backend's parameter limit allows (PostgreSQL's protocol: 65,535),
-    without the ORM's SQL compiler. No signals are sent (bulk_create sends none either). The
+    few INSERTs as the backend's parameter limit allows (PostgreSQL: one, of an array per
+    column), without the ORM's SQL compiler. No signals are sent (bulk_create sends none either). The
     model's primary key must be set by a default (no database-generated ids)."""
     objects = list(objects)
+    statements = _inserts(objects)
+    if statements:
+        with connection.cursor() as cursor:
+            for sql, params in statements:
+                cursor.execute(sql, params)
+    _stored(objects)
+
+
+def store(*groups) -> None:
+    """Stores new instances of several models (a list per model, parents first), all or
+    none, each as `insert` does. On PostgreSQL in one statement (the INSERTs as
+    data-modifying WITH clauses; foreign keys are checked at its end), which is atomic by
+    itself: outside a transaction no BEGIN and COMMIT of their own, one round trip instead of
+    one per model plus two; elsewhere one INSERT per model in a transaction. Inside a
+    transaction, part of it either way."""
+    groups = [list(objects) for objects in groups]
+    statements = [statement for objects in groups for statement in _inserts(objects)]
+    if connection.vendor == "postgresql" and len(statements) > 1:
+        params = [value for _, values in statements for value in values]
+        if len(params) <= _MAX_PARAMETERS:
+            head = ", ".join(f"i{n} AS ({sql})" for n, (sql, _) in enumerate(statements[:-1]))
+            statements = [(f"WITH {head} {statements[-1][0]}", params)]
+    with transaction.atomic() if len(statements) > 1 else nullcontext(), connection.cursor() as cursor:
+        for sql, params in statements:
+            cursor.execute(sql, params)
+    for objects in groups:
+        _stored(objects)
+
+
+def _inserts(objects: list) -> list[tuple[str, list]]:
+    """The INSERTs (SQL, parameters) that store `objects`, all of one model (`insert`)."""
     if not objects:
-        return
+        return []
     model = type(objects[0])
     if model._meta.pk.db_returning:
         raise ValueError(f"{model.__name__}: ids made by the database are not supported")
-    head, row, columns = _insert_plan(model, connection.vendor)
+    head, row, columns, arrays = _insert_plan(model, connection.vendor)
     adapt_timestamp = connection.ops.adapt_datetimefield_value
-    batch = 1
-    if len(objects) > 1:
-        # PostgreSQL has no limit of its own in Django, but its protocol binds at most 65,535.
-        fields = [field for _, field, _ in columns]
-        batch = min(connection.ops.bulk_batch_size(fields, objects), _MAX_PARAMETERS // len(fields)) or 1
-    with connection.cursor() as cursor:
-        for start in range(0, len(objects), batch):
-            chunk = objects[start:start + batch]
-            params = []
-            append = params.append
-            for obj in chunk:
-                values = obj.__dict__
-                for attname, field, kind in columns:
-                    value = values[attname]
-                    if kind is _AS_IS and type(value) in _AS_IS_VALUES or value is None and kind in (_TIMESTAMP, _DAY):
-                        append(value)
-                    elif kind is _TIMESTAMP and type(value) is datetime and value.utcoffset() is not None:
-                        append(adapt_timestamp(value))
-                    else:
-                        append(field.get_db_prep_save(field.pre_save(obj, True), connection))
-            cursor.execute(head + ", ".join([row] * len(chunk)), params)
+    params = []
+    append = params.append
+    for obj in objects:
+        values = obj.__dict__
+        for attname, field, kind in columns:
+            value = values[attname]
+            if kind is _AS_IS and type(value) in _AS_IS_VALUES or value is None and kind in (_TIMESTAMP, _DAY):
+                append(value)
+            elif kind is _TIMESTAMP and type(value) is datetime and value.utcoffset() is not None:
+                append(adapt_timestamp(value))
+            else:
+                append(field.get_db_prep_save(field.pre_save(obj, True), connection))
+    width = len(columns)
+    if len(objects) == 1:
+        return [(head + row, params)]
+    if arrays:
+        # One array per column: the same statement, and as many parameters as columns, for
+        # any number of rows (psycopg converts a statement of over 50 parameters anew on
+        # every run, and each number of rows was a statement to prepare of its own).
+        return [(arrays, [params[column::width] for column in range(width)])]
+    # SQLite binds at most its limit of parameters per statement.
+    batch = min(connection.ops.bulk_batch_size([field for _, field, _ in columns], objects), _MAX_PARAMETERS // width) or 1
+    return [
+        (head + ", ".join([row] * len(chunk)), params[start * width:(start + len(chunk)) * width])
+        for start in range(0, len(objects), batch)
+        for chunk in [objects[start:start + batch]]
+    ]
+
+
+def _stored(objects: list) -> None:
     for obj in objects:
         obj._state.adding = False
         obj._state.db = connection.alias

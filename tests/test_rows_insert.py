@@ -1,10 +1,12 @@
 """`core.rows.insert`, the hand-written INSERT of the write hot paths, stores exactly what
-`bulk_create` stores, on every backend, and splits what exceeds the backend's parameter limit."""
+`bulk_create` stores, on every backend, and splits what exceeds the backend's parameter limit;
+`core.rows.store` stores several models so, all or nothing."""
 
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
+from django.test.utils import CaptureQueriesContext
 
 from core import rows
 from polls.models import Option, Poll, Vote
@@ -44,6 +46,12 @@ def test_insert_stores_what_bulk_create_stores(space):
         Poll.objects.bulk_create([theirs])
         assert not ours._state.adding and ours._state.db == connection.alias
         assert _stored(Poll, ours.pk) == _stored(Poll, theirs.pk)
+    # Many rows at once (PostgreSQL: an array per column, JSON and NULLs among them).
+    ours, theirs = [_poll(space, **values) for values in variants], [_poll(space, **values) for values in variants]
+    rows.insert(ours)
+    Poll.objects.bulk_create(theirs)
+    for mine, other in zip(ours, theirs, strict=True):
+        assert _stored(Poll, mine.pk) == _stored(Poll, other.pk)
 
     poll = Poll.objects.filter(title="Plain").first()
     options = [Option(poll=poll, date=date(2031, 1, 2)), Option(poll=poll, start_time=at, duration=45)]
@@ -75,3 +83,45 @@ def test_insert_splits_at_the_parameter_limit(space):
 def test_insert_refuses_ids_made_by_the_database():
     with pytest.raises(ValueError, match="Vote"):
         rows.insert([Vote(participant_id="p", option_id="o", type="yes")])
+
+
+@pytest.mark.django_db
+def test_store_stores_several_models_as_insert_does_in_one_statement_on_postgresql(space):
+    at = datetime(2031, 3, 4, 5, 6, 7, 123456, tzinfo=timezone(timedelta(hours=2)))
+    ours, theirs = _poll(space, title="Stored", created_at=at, updated_at=at), _poll(space, title="Stored", created_at=at, updated_at=at)
+    options = [Option(poll=ours, date=date(2031, 1, 2)), Option(poll=ours, start_time=at, duration=45)]
+    twins = [Option(poll=theirs, date=date(2031, 1, 2)), Option(poll=theirs, start_time=at, duration=45)]
+    event = Event(space=space, type="poll.created", poll_id=ours.pk, data={"poll": {"id": ours.pk}}, body="{}")
+    twin = Event(space=space, type="poll.created", poll_id=ours.pk, data={"poll": {"id": ours.pk}}, body="{}",
+                 created_at=event.created_at)
+    with CaptureQueriesContext(connection) as seen:
+        rows.store([ours], options, [event])
+    inserts = [query["sql"] for query in seen if "INSERT" in query["sql"]]
+    assert len(inserts) == (1 if connection.vendor == "postgresql" else 3), inserts
+    rows.insert([theirs])
+    rows.insert(twins)
+    rows.insert([twin])
+    assert all(not obj._state.adding for obj in (ours, *options, event))
+    assert _stored(Poll, ours.pk) == _stored(Poll, theirs.pk)
+    for mine, other in zip(options, twins, strict=True):
+        assert {**_stored(Option, mine.pk), "poll_id": None} == {**_stored(Option, other.pk), "poll_id": None}
+        assert _stored(Option, mine.pk)["poll_id"] == ours.pk
+    assert _stored(Event, event.pk) == _stored(Event, twin.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_store_stores_all_or_nothing(space):
+    """Outside a transaction (as `create_poll` calls it), so that nothing but `store` itself
+    can undo the first group."""
+    first = _poll(space, title="First")
+    taken = Option(poll=first, date=date(2031, 1, 2))
+    rows.store([first], [taken])
+    second = _poll(space, title="Second")
+    clash = Option(poll=second, date=date(2031, 1, 3))
+    clash.id = taken.id  # the second group fails: the first must not stay
+    event = Event(space=space, type="poll.created", poll_id=second.pk, data={}, body="{}")
+    assert not connection.in_atomic_block
+    with pytest.raises(IntegrityError):
+        rows.store([second], [clash], [event])
+    assert not Poll.objects.filter(pk=second.pk).exists() and not Event.objects.filter(pk=event.pk).exists()
+    assert Option.objects.get(pk=taken.pk).poll_id == first.pk

@@ -5,7 +5,6 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -28,7 +27,7 @@ from polls.services.editing import clean_details
 from polls.services.lifecycle import options_past_at
 from polls.timezones import InvalidTimeZone, canonical_time_zone, get_zone
 from spaces.models import Space, User
-from webhooks.services import record_event
+from webhooks.services import announce, poll_event
 
 
 def create_poll(
@@ -98,10 +97,9 @@ def create_poll(
     )
     for option in options:
         option.poll = poll
-    with transaction.atomic():
-        rows.insert([poll])
-        rows.insert(options)
-        record_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now)
+    event = poll_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now)
+    rows.store([poll], options, [event])  # all or none; one statement on PostgreSQL
+    announce(event)
     options.sort(key=Option.display_order)
     return poll, options
 

@@ -13,7 +13,7 @@ Delivery is at least once, whatever crashes:
 Keyword-only, transactional; the back office, `manage.py`, Celery tasks and the embedded
 loop call these and nothing else.
 
-- `events`: recording (`record_event`);
+- `events`: recording (`record_event`; or `poll_event`, stored with the change, then `announce`);
 - `endpoints`: the endpoints and their rules;
 - `delivery`: fan-out, claims, attempts, the purge;
 - `outcomes`: recording what became of each attempt;
@@ -50,14 +50,14 @@ from webhooks.services.endpoints import (
     update_endpoint,
     url_checked_ahead,
 )
-from webhooks.services.events import record_event
+from webhooks.services.events import announce, poll_event, record_event
 from webhooks.services.outcomes import INTERRUPTED, Claim, Result, finish, record
 from webhooks.services.pings import queue_ping, resend_delivery, send_ping
 
 __all__ = [
     "CLAIM_BATCH", "DISABLE_AFTER_FAILURES", "INTERRUPTED", "SECRET_OVERLAP",
-    "USER_AGENT", "Claim", "EndpointLimitReached", "Result", "attempt", "claim_due", "clean_event_types", "clean_url",
+    "USER_AGENT", "Claim", "EndpointLimitReached", "Result", "announce", "attempt", "claim_due", "clean_event_types", "clean_url",
     "close_abandoned", "create_endpoint", "delete_endpoint", "deliver_due", "disable_endpoint", "enable_endpoint",
-    "fan_out", "fan_out_and_claim", "finish", "forget_heartbeats", "heartbeat", "lease_allows_attempt", "purge", "queue_ping", "record", "record_event",
+    "fan_out", "fan_out_and_claim", "finish", "forget_heartbeats", "heartbeat", "lease_allows_attempt", "poll_event", "purge", "queue_ping", "record", "record_event",
     "resend_delivery", "rotate_secret", "send", "send_many", "send_ping", "update_endpoint", "url_checked_ahead",
 ]

@@ -25,16 +25,36 @@ def record_event(
     event exists if and only if the change does. `extra` is merged into `data` beside
     `poll` (and `participant`), e.g. `{"reason": "manual"}`. Once the transaction
     commits, the dispatcher is told; if that is lost, the sweeper finds the event."""
+    event = poll_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, extra=extra, at=at)
+    rows.insert([event])
+    announce(event)
+    return event
+
+
+def poll_event(
+    *,
+    space_id: str,
+    type: str,
+    poll_id: str,
+    participant_id: str | None = None,
+    extra: dict | None = None,
+    at: datetime | None = None,
+) -> Event:
+    """The event `record_event` records, unsaved: for a change that stores it with its own
+    rows in one statement (`core.rows.store`), then calls `announce`."""
     if type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {type!r}: add it to webhooks.models.EVENT_TYPES first")
     data = {"poll": {"id": poll_id}}
     if participant_id is not None:
         data["participant"] = {"id": participant_id}
     data.update(extra or {})
-    event = new_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, at=at)
-    rows.insert([event])
+    return new_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, at=at)
+
+
+def announce(event: Event) -> None:
+    """Tell the dispatcher about a stored event once its transaction commits (at once
+    outside one)."""
     transaction.on_commit(lambda: signals.work_waiting.send(sender=Event, event_id=event.id), robust=True)
-    return event
 
 
 def new_event(*, space_id: str, type: str, poll_id: str, data: dict, participant_id: str | None = None,
