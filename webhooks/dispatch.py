@@ -157,13 +157,14 @@ class Dispatcher:
         db.close_old_connections()
         self._seen_version = _data_version()  # before reading: a commit from now on wakes `idle`
         services.finish(self._collect())
-        if not queries.work_waiting(timezone.now()):
+        events, due = queries.work_waiting(timezone.now())
+        if not (events or due):
             return False  # most wake-ups on SQLite: another process committed something else
-        services.fan_out()
+        made = services.fan_out() if events else []
         services.finish(self._collect())  # what ended meanwhile: a crash would send it again
         room = self.threads * CLAIMS_PER_SENDER - self._outstanding
-        if room <= 0:
-            return False  # a sender finishing wakes the loop
+        if room <= 0 or not (due or made):
+            return False  # a sender finishing wakes the loop; or nothing to claim
         claims = services.claim_due(limit=room)
         for claim in claims:
             self._outstanding += 1

@@ -18,17 +18,18 @@ _EVENT, _DELIVERY = Table(Event, "e"), Table(Delivery, "d")
 def _work_sql(vendor: str) -> str:
     d = _DELIVERY.column
     return (
-        f"SELECT EXISTS (SELECT 1 FROM {_EVENT.table} WHERE {_EVENT.column('dispatched_at')} IS NULL) "
-        f"OR EXISTS (SELECT 1 FROM {_DELIVERY.table} WHERE {d('status')} = %s AND {d('next_attempt_at')} <= %s "
+        f"SELECT EXISTS (SELECT 1 FROM {_EVENT.table} WHERE {_EVENT.column('dispatched_at')} IS NULL), "
+        f"EXISTS (SELECT 1 FROM {_DELIVERY.table} WHERE {d('status')} = %s AND {d('next_attempt_at')} <= %s "
         f"AND {d('attempts')} < {d('max_attempts')} AND ({d('claimed_until')} IS NULL OR {d('claimed_until')} <= %s))"
     )
 
 
-def work_waiting(now: datetime) -> bool:
-    """Whether an event waits to be fanned out or a delivery is due at `now`: what
-    `Event.objects.filter(dispatched_at__isnull=True).exists() or
-    selectors.due_deliveries(now).exists()` tells. One query."""
+def work_waiting(now: datetime) -> tuple[bool, bool]:
+    """Whether an event waits to be fanned out, and whether a delivery is due at `now`: what
+    `Event.objects.filter(dispatched_at__isnull=True).exists()` and
+    `selectors.due_deliveries(now).exists()` tell. One query."""
     at = connection.ops.adapt_datetimefield_value(now)
     with connection.cursor() as cursor:
         cursor.execute(_work_sql(connection.vendor), [Delivery.Status.PENDING, at, at])
-        return bool(cursor.fetchone()[0])
+        events, due = cursor.fetchone()
+    return bool(events), bool(due)

@@ -16,16 +16,16 @@ from webhooks.models import Delivery, Event
 pytestmark = pytest.mark.django_db
 
 
-def orm_says(now) -> bool:
-    return Event.objects.filter(dispatched_at__isnull=True).exists() or selectors.due_deliveries(now).exists()
+def orm_says(now) -> tuple[bool, bool]:
+    return Event.objects.filter(dispatched_at__isnull=True).exists(), selectors.due_deliveries(now).exists()
 
 
 def test_work_waiting_agrees_with_the_orm_in_each_state(hook, space):
     now = timezone.now()
-    assert queries.work_waiting(now) is orm_says(now) is False  # nothing recorded yet
+    assert queries.work_waiting(now) == orm_says(now) == (False, False)  # nothing recorded yet
 
     services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
-    assert queries.work_waiting(now) is orm_says(now) is True  # an event to fan out
+    assert queries.work_waiting(now) == orm_says(now) == (True, False)  # an event to fan out
 
     services.fan_out()
     delivery = Delivery.objects.get()
@@ -48,21 +48,24 @@ def test_work_waiting_agrees_with_the_orm_in_each_state(hook, space):
             status=Delivery.Status.PENDING, next_attempt_at=delivery.next_attempt_at, claimed_until=None, attempts=0
         )
         Delivery.objects.filter(pk=delivery.pk).update(**change)
-        assert queries.work_waiting(later) is orm_says(later) is expected, change
+        assert queries.work_waiting(later) == orm_says(later) == (False, expected), change
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_wake_up_with_nothing_waiting_costs_one_look(space):
     """On SQLite every commit of another process wakes the dispatcher (each API request's
     rate-limit counter among them): with nothing waiting, its turn is one statement (and
-    SQLite's data_version), never the fan-out's and the claim's queries."""
+    SQLite's data_version), never the fan-out's and the claim's queries; with only an event
+    waiting, the claim is not looked for unless the fan-out made deliveries."""
     dispatcher = dispatch.Dispatcher(threads=1)
     with ThreadPoolExecutor(max_workers=1) as pool, CaptureQueriesContext(connection) as seen:
         assert dispatcher.tick(pool, threading.Event()) is False
     looks = [query["sql"] for query in seen if "EXISTS" in query["sql"]]
     assert len(looks) == 1 and len(seen) == (2 if connection.vendor == "sqlite" else 1), [q["sql"] for q in seen]
 
+    # An event of a space without endpoints: fanned out to nobody, and no claim looked for.
     services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        dispatcher.tick(pool, threading.Event())
-    assert not Event.objects.filter(dispatched_at__isnull=True).exists()  # work waiting is done
+    with ThreadPoolExecutor(max_workers=1) as pool, CaptureQueriesContext(connection) as seen:
+        assert dispatcher.tick(pool, threading.Event()) is False
+    assert not Event.objects.filter(dispatched_at__isnull=True).exists()  # the work waiting is done
+    assert len([query for query in seen if "claimed_until" in query["sql"]]) == 1  # the look only
