@@ -114,7 +114,7 @@ class PollDetailView(ApiView):
         examples=examples.ONE,
     )
     def get(self, request, pollId):
-        poll = request.auth.ridden  # selectors.poll_row's, read with the key (read_with_key)
+        poll = request.auth.ridden  # selectors.poll_rider's row, read with the key (read_with_key)
         if poll is None:
             raise PollNotFound()
         return json_response({"data": encoding.encoded_polls([poll], selectors.poll_options)[0]})
@@ -160,7 +160,7 @@ class PollResultsView(ApiView):
         examples=examples.RESULTS_EXAMPLES,
     )
     def get(self, request, pollId):
-        poll = request.auth.ridden  # selectors.poll_row's, read with the key (read_with_key)
+        poll = request.auth.ridden  # selectors.poll_rider's row, read with the key (read_with_key)
         if poll is None:
             raise PollNotFound()
         return json_response({"data": encoding.encoded_results(poll, selectors.poll_tallies(poll.id), selectors.poll_options)})
