@@ -142,9 +142,10 @@ class Kept:
         self._made: OrderedDict = OrderedDict()  # (alias, key) -> (values, made)
         self._lock = threading.Lock()
 
-    def made(self, items: list, make) -> list:
+    def made(self, items: list, make=None, *, make_all=None) -> list:
         """`make(values)` for each `(key, values)` of `items`, in order, or what it gave
-        before for that key when the values are the same as then."""
+        before for that key when the values are the same as then. `make_all(values list)`
+        instead makes those not kept in one call (one query for all of them), in order."""
         alias = connection.alias
         found = []
         with self._lock:
@@ -158,7 +159,9 @@ class Kept:
                     found.append(None)
         if None not in found:
             return found
-        made = [make(values) if result is None else result for (_, values), result in zip(items, found, strict=True)]
+        missing = [values for (_, values), result in zip(items, found, strict=True) if result is None]
+        new_ones = iter(make_all(missing) if make_all else [make(values) for values in missing])
+        made = [next(new_ones) if result is None else result for result in found]
         with self._lock:
             for (key, values), result, new in zip(items, found, made, strict=True):
                 if result is None:

@@ -26,8 +26,6 @@ option. The JSON value is the one `presenters.participant` gives for each partic
 shape `presenters.Participant`)
 (tested on the benches' fixtures, tests/test_bench_contract.py)."""
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 import orjson
@@ -41,43 +39,24 @@ from polls.spans import option_span, span_data
 
 CHUNK = 500  # participants per piece of the body
 
-#: Encoded poll answers each process keeps (about 1-3 KB each).
-CACHED_POLLS = 4096
+#: Encoded poll answers each process keeps (about 1-3 KB each; core.rows.Kept), by poll id,
+#: with the row and the URLs they were made from.
+_POLLS_KEPT = Kept(4096)
 #: Encoded results each process keeps (about 0.2 KB an option; core.rows.Kept).
 _RESULTS_KEPT = Kept(1024)
-
-# poll id -> ((its row, APP_URL, CDN_URL), its answer), least recently used first
-_polls: OrderedDict[str, tuple] = OrderedDict()
-_polls_lock = threading.Lock()
 
 
 def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, tuple]]) -> list[orjson.Fragment]:
     """The answer (`presenters.poll`) of each poll row, encoded, in order: from this
     process's cache when the row is unchanged, else presented with the options
     `options_of(ids)` gives for those polls (one call, none when every poll is cached)."""
-    found: list = []
-    missing: list = []
     urls = (settings.APP_URL, settings.CDN_URL)
-    with _polls_lock:
-        for row in rows:
-            cached = _polls.get(row.id)
-            if cached is not None and cached[0] == (row, *urls):
-                _polls.move_to_end(row.id)
-                found.append(cached[1])
-            else:
-                found.append(None)
-                missing.append(row)
-    if missing:
-        options = options_of([row.id for row in missing])
-        made = {row.id: orjson.Fragment(orjson.dumps(presenters.poll(row, options[row.id]))) for row in missing}
-        with _polls_lock:
-            for row in missing:
-                _polls[row.id] = ((row, *urls), made[row.id])
-                _polls.move_to_end(row.id)
-            while len(_polls) > CACHED_POLLS:
-                _polls.popitem(last=False)
-        found = [answer if answer is not None else made[row.id] for row, answer in zip(rows, found, strict=True)]
-    return found
+
+    def make_all(missing: list) -> list:
+        options = options_of([row.id for row, *_ in missing])
+        return [orjson.Fragment(orjson.dumps(presenters.poll(row, options[row.id]))) for row, *_ in missing]
+
+    return _POLLS_KEPT.made([(row.id, (row, *urls)) for row in rows], make_all=make_all)
 
 
 def encoded_results(row, tallies: list, options_of: Callable[[list[str]], dict[str, tuple]]) -> orjson.Fragment:

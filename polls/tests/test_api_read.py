@@ -195,11 +195,11 @@ def test_a_cached_answer_is_never_served_for_a_changed_poll(api, monkeypatch, se
     api.delete(path)
     assert api.get(path).status_code == 404 and api.get("/v1/polls").body["data"] == []
 
-    monkeypatch.setattr(encoding, "CACHED_POLLS", 2)
+    monkeypatch.setattr(encoding._POLLS_KEPT, "size", 2)
     for _ in range(3):
         create(api, kind="date")
-    api.get("/v1/polls")
-    assert len(encoding._polls) == 2
+    newest = [item["id"] for item in api.get("/v1/polls").body["data"]]
+    assert encoding._POLLS_KEPT.keys() == newest[1:]  # bounded: the last two encoded (in page order)
 
 
 def test_too_many_query_parameters(api):
