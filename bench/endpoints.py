@@ -22,6 +22,13 @@ the participants of an N × 100 poll a few times with one client, measuring time
 the worker's peak RSS (0 leaves it out). Rate limits are raised out of the way (every request
 is still counted). The 1-minute load average is printed at the start and the end of each
 configuration: the machine is shared, so compare ratios of one run, not absolute figures.
+
+`--cpu` also prints, for each throughput endpoint, the CPU time per request of each process
+that served it, read from /proc around every wrk run: the web workers, `manage.py runjobs`
+(SQLite), the bench database's PostgreSQL backends, redis-server, and the whole machine
+(wrk and the kernel included; run it on an otherwise idle machine). Under wrk the machine's
+CPU is the bottleneck, so these say where a request's cost lies, and they move less from
+one run to the next than throughput does.
 """
 
 import argparse
@@ -177,6 +184,61 @@ def reset_peak(pid: int) -> None:
     Path(f"/proc/{pid}/clear_refs").write_text("5")
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU time of these processes so far (a process gone counts 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / TICKS
+
+
+def machine_cpu_seconds() -> float:
+    """CPU time the whole machine spent busy so far (all but idle and iowait)."""
+    values = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(values) - values[3] - values[4]) / TICKS
+
+
+class CpuProbe:
+    """The processes behind a configuration, grouped as `--cpu` reports them."""
+
+    def __init__(self, service: "Service", postgres_url: str | None, redis_url: str | None):
+        self.service, self.postgres_url, self.redis_url = service, postgres_url, redis_url
+
+    def groups(self) -> dict[str, list[int]]:
+        groups = {"web": self.service.workers(), "jobs": [proc.pid for proc in self.service.procs[1:]]}
+        if self.postgres_url:
+            import psycopg
+            from psycopg.conninfo import conninfo_to_dict
+
+            with psycopg.connect(self.postgres_url, autocommit=True) as conn:
+                groups["postgres"] = [row[0] for row in conn.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                    [conninfo_to_dict(self.postgres_url)["dbname"]],
+                )]
+        if self.redis_url:
+            import redis
+
+            groups["redis"] = [int(redis.Redis.from_url(self.redis_url).info("server")["process_id"])]
+        return groups
+
+    def measure(self, run):
+        """`run()`'s result, and the CPU seconds each group and the machine spent meanwhile."""
+        groups = self.groups()  # the workers' connections are open after the warm-up
+        before = {name: cpu_seconds(pids) for name, pids in groups.items()}
+        machine = machine_cpu_seconds()
+        result = run()
+        spent = {name: cpu_seconds(pids) - before[name] for name, pids in groups.items()}
+        spent["machine"] = machine_cpu_seconds() - machine
+        return result, spent
+
+
 # --- Load ------------------------------------------------------------------------------------
 
 WRK_SCRIPT = """
@@ -238,6 +300,8 @@ def run_config(name: str, args, workdir: Path) -> dict:
 
     load_start = os.getloadavg()[0]
     service = Service(env, workdir, jobs=name == "sqlite")
+    probe = CpuProbe(service, env["DATABASE_URL"] if name != "sqlite" else None, env["REDIS_URL"] or None)
+    cpu: dict[str, dict[str, float]] = {}  # label -> group -> CPU seconds, "requests" included
     try:
         for target in TARGETS:  # warm-up: every worker imports and connects
             wrk(service.port, scripts[target[1]], target[2].format(**ids), 2, 1)
@@ -246,7 +310,18 @@ def run_config(name: str, args, workdir: Path) -> dict:
             for label, method, path, connections, _body in TARGETS:
                 conns = args.connections if connections == "c" else connections
                 seconds = args.seconds if connections == "c" else max(args.seconds, 4)
-                rounds[label].append(wrk(service.port, scripts[method], path.format(**ids), conns, seconds))
+
+                def run(method=method, path=path, conns=conns, seconds=seconds):
+                    return wrk(service.port, scripts[method], path.format(**ids), conns, seconds)
+
+                if args.cpu and connections == "c":
+                    sample, spent = probe.measure(run)
+                    totals = cpu.setdefault(label, {})
+                    for group, seconds_spent in {**spent, "requests": sample["requests"]}.items():
+                        totals[group] = totals.get(group, 0) + seconds_spent
+                else:
+                    sample = run()
+                rounds[label].append(sample)
         huge = None
         if ids["huge"]:
             huge = read_huge(service, ids)
@@ -266,8 +341,12 @@ def run_config(name: str, args, workdir: Path) -> dict:
             "p50_ms": round(statistics.median(s["p50_ms"] for s in samples), 1),
             "p95_ms": round(statistics.median(s["p95_ms"] for s in samples), 1),
         }
+    cpu_ms = {
+        label: {group: round(spent / totals["requests"] * 1000, 3) for group, spent in totals.items() if group != "requests"}
+        for label, totals in cpu.items()
+    }
     return {"config": name, "setup_s": round(setup_s, 1), "load_start": load_start, "load_end": load_end,
-            "endpoints": endpoints, "big": huge}
+            "endpoints": endpoints, "big": huge, "cpu_ms_per_request": cpu_ms}
 
 
 def read_huge(service: Service, ids: dict, repeat: int = 3) -> dict:
@@ -299,6 +378,7 @@ def main() -> None:
     parser.add_argument("--list-polls", type=int, default=60, help=argparse.SUPPRESS)
     parser.add_argument("--postgres-url", default=os.environ.get("BENCH_POSTGRES_URL", DEFAULT_PG))
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    parser.add_argument("--cpu", action="store_true", help="also the CPU per request of each process (see above)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--build-fixtures", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -328,6 +408,11 @@ def print_config(result: dict, args) -> None:
         ratio = stats["ratio_to_bare_view"]
         print(f"{label:<26}{stats['connections']:>6}{stats['rps']:>9}{'-' if ratio is None else ratio:>13}"
               f"{stats['p50_ms']:>9}{stats['p95_ms']:>9}")
+    if result["cpu_ms_per_request"]:
+        groups = list(next(iter(result["cpu_ms_per_request"].values())))
+        print(f"CPU ms per request{'':<8}" + "".join(f"{group:>10}" for group in groups))
+        for label, spent in result["cpu_ms_per_request"].items():
+            print(f"{label:<26}" + "".join(f"{spent[group]:>10}" for group in groups))
     if result["big"]:
         big = result["big"]
         print(f"participants {args.big:,}x100: {big['bytes']:,} B in {big['median_s']} s (median of 3), "
