@@ -12,20 +12,11 @@ from webhooks import signals
 from webhooks.models import EVENT_TYPES, PAYLOAD_VERSION, Event
 
 
-def record_event(
-    *,
-    space_id: str,
-    type: str,
-    poll_id: str,
-    participant_id: str | None = None,
-    extra: dict | None = None,
-    at: datetime | None = None,
-) -> Event:
-    """Record one event. Call it inside the transaction of the change it describes, so the
-    event exists if and only if the change does. `extra` is merged into `data` beside
-    `poll` (and `participant`), e.g. `{"reason": "manual"}`. Once the transaction
-    commits, the dispatcher is told; if that is lost, the sweeper finds the event."""
-    event = poll_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, extra=extra, at=at)
+def record_event(**fields) -> Event:
+    """Record one event, of the fields `poll_event` takes. Call it inside the transaction of
+    the change it describes, so the event exists if and only if the change does. Once the
+    transaction commits, the dispatcher is told; if that is lost, the sweeper finds the event."""
+    event = poll_event(**fields)
     rows.insert([event])
     announce(event)
     return event
@@ -41,7 +32,8 @@ def poll_event(
     at: datetime | None = None,
 ) -> Event:
     """The event `record_event` records, unsaved: for a change that stores it with its own
-    rows in one statement (`core.rows.store`), then calls `announce`."""
+    rows in one statement (`core.rows.store`), then calls `announce`. `extra` is merged into
+    `data` beside `poll` (and `participant`), e.g. `{"reason": "manual"}`."""
     if type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {type!r}: add it to webhooks.models.EVENT_TYPES first")
     data = {"poll": {"id": poll_id}}
