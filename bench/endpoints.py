@@ -4,7 +4,7 @@ alternating rounds with two baselines served by the same processes (bench/app.py
 WSGI callable and a bare Django view returning the bytes of `GET /v1/polls/{id}`.
 
     .venv/bin/python bench/endpoints.py [--configs sqlite,postgres] [--rounds 3] [--seconds 3]
-        [--connections 8] [--big 20000] [--json]
+        [--connections 8] [--big 20000] [--only POST] [--cpu] [--json]
 
 Configurations:
 - sqlite: a fresh SQLite file, no Redis, `manage.py runjobs` beside the web process (what
@@ -302,12 +302,14 @@ def run_config(name: str, args, workdir: Path) -> dict:
     service = Service(env, workdir, jobs=name == "sqlite")
     probe = CpuProbe(service, env["DATABASE_URL"] if name != "sqlite" else None, env["REDIS_URL"] or None)
     cpu: dict[str, dict[str, float]] = {}  # label -> group -> CPU seconds, "requests" included
+    targets = [target for target in TARGETS if target[0].startswith("bare") or not args.only
+               or any(word in target[0] for word in args.only.split(","))]
     try:
-        for target in TARGETS:  # warm-up: every worker imports and connects
+        for target in targets:  # warm-up: every worker imports and connects
             wrk(service.port, scripts[target[1]], target[2].format(**ids), 2, 1)
-        rounds: dict[str, list[dict]] = {target[0]: [] for target in TARGETS}
+        rounds: dict[str, list[dict]] = {target[0]: [] for target in targets}
         for _ in range(args.rounds):
-            for label, method, path, connections, _body in TARGETS:
+            for label, method, path, connections, _body in targets:
                 conns = args.connections if connections == "c" else connections
                 seconds = args.seconds if connections == "c" else max(args.seconds, 4)
 
@@ -330,7 +332,7 @@ def run_config(name: str, args, workdir: Path) -> dict:
     load_end = os.getloadavg()[0]
 
     endpoints = {}
-    for label, method, _path, connections, _body in TARGETS:
+    for label, method, _path, connections, _body in targets:
         samples = rounds[label]
         ratios = [s["rps"] / bare["rps"] for s, bare in zip(samples, rounds["bare Django view"], strict=True)]
         endpoints[label] = {
@@ -378,6 +380,8 @@ def main() -> None:
     parser.add_argument("--list-polls", type=int, default=60, help=argparse.SUPPRESS)
     parser.add_argument("--postgres-url", default=os.environ.get("BENCH_POSTGRES_URL", DEFAULT_PG))
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    parser.add_argument("--only", help="comma-separated words: only the endpoints whose label has one "
+                        "(with the two bare baselines), e.g. --only POST or --only GET,results")
     parser.add_argument("--cpu", action="store_true", help="also the CPU per request of each process (see above)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--build-fixtures", type=Path, help=argparse.SUPPRESS)

@@ -389,7 +389,7 @@ PERIODIC_JOBS = {
     "pages.purge-sign-in-links": ("pages.jobs.purge_sign_in_links", 3600),
 }
 # What `manage.py runjobs` runs beside the periodic jobs (core/management/commands/runjobs.py).
-EMBEDDED_WORKERS = ["webhooks.dispatch.embedded_worker"]
+EMBEDDED_WORKERS = ["webhooks.dispatch.embedded_worker", "core.sqlite.checkpoints.embedded_worker"]
 CELERY_BEAT_SCHEDULE = {
     name: {"task": "core.tasks.run_job", "schedule": interval, "args": (name,)}
     for name, (_path, interval) in PERIODIC_JOBS.items()

@@ -1,8 +1,12 @@
 """SQLite connections kept open per process and lent to each request (core/sqlite/base.py)."""
 
-import pytest
+import threading
+import time
 
-from core.sqlite import base
+import pytest
+from django.db import OperationalError
+
+from core.sqlite import base, checkpoints
 
 
 def wrapper(path, alias="kept"):
@@ -107,3 +111,76 @@ def test_statements_convert_their_placeholders_once(database):
         assert (info.misses, info.hits) == (2, 4)
     finally:
         db.close()
+
+
+def test_a_statement_waits_for_the_write_lock_in_python_and_runs_once_it_is_free(database):
+    """SQLite's own busy timeout is 0 (its waits sleep the whole process, in growing steps);
+    the cursor tries again itself, BEGIN and writes in autocommit alike."""
+    holder, waiter = wrapper(database, "holder"), wrapper(database, "waiter")
+    with holder.cursor() as cursor:
+        cursor.execute("CREATE TABLE t (n INTEGER)")
+        cursor.execute("PRAGMA busy_timeout")
+        assert cursor.fetchone() == (0,)
+    holder.connection.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.3, holder.connection.commit).start()
+    started = time.monotonic()
+    with waiter.cursor() as cursor:
+        cursor.execute("INSERT INTO t VALUES (1)")  # autocommit: waits, then runs once
+    assert time.monotonic() - started >= 0.25
+
+    holder.connection.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.3, holder.connection.commit).start()
+    with waiter.cursor() as cursor:
+        cursor.execute("BEGIN IMMEDIATE")  # as transaction.atomic() begins (settings: transaction_mode)
+        cursor.execute("INSERT INTO t VALUES (2)")
+        cursor.execute("COMMIT")
+        cursor.execute("SELECT n FROM t ORDER BY n")
+        assert cursor.fetchall() == [(1,), (2,)]
+    holder.close()
+    waiter.close()
+
+
+def test_a_statement_gives_up_on_the_write_lock_after_the_settings_timeout(database):
+    holder = wrapper(database, "holder")
+    with holder.cursor() as cursor:
+        cursor.execute("CREATE TABLE t (n INTEGER)")
+    waiter = wrapper(database, "waiter")
+    waiter.settings_dict["OPTIONS"]["timeout"] = 0.3
+    waiter.connect()
+    holder.connection.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    with pytest.raises(OperationalError, match="database is locked"), waiter.cursor() as cursor:
+        cursor.execute("INSERT INTO t VALUES (1)")
+    assert 0.3 <= time.monotonic() - started < 3
+    holder.connection.rollback()
+    with waiter.cursor() as cursor:  # nothing was written
+        cursor.execute("SELECT count(*) FROM t")
+        assert cursor.fetchone() == (0,)
+    holder.close()
+    waiter.close()
+
+
+def test_runjobs_checkpoints_the_wal_and_starts_it_over_so_that_commits_do_not(database):
+    """The service's connections checkpoint by themselves only past the backstop; the
+    checkpointer copies the WAL and, past RESTART_FRAMES, makes the next write start it
+    again from its first frame."""
+    db = wrapper(database)
+    with db.cursor() as cursor:
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        assert cursor.fetchone() == (checkpoints.BACKSTOP_PAGES,)
+        cursor.execute("CREATE TABLE t (n INTEGER, filler TEXT)")
+        for n in range(checkpoints.RESTART_FRAMES + 100):  # a commit, one frame or more, each
+            cursor.execute("INSERT INTO t VALUES (%s, %s)", [n, "x" * 3000])
+    busy, frames, copied = checkpoints.checkpoint(db)
+    assert busy == 0 and frames == copied >= checkpoints.RESTART_FRAMES
+    with db.cursor() as cursor:
+        cursor.execute("INSERT INTO t VALUES (-1, '')")
+        cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        assert cursor.fetchone()[1] < 10  # the WAL started over
+        cursor.execute("SELECT count(*) FROM t")
+        assert cursor.fetchone() == (checkpoints.RESTART_FRAMES + 101,)
+    db.close()
+
+
+def test_the_checkpointer_runs_only_beside_a_database_file(db):
+    assert checkpoints.embedded_worker(threading.Event()) is None  # the suite's in-memory database

@@ -15,13 +15,24 @@ It also keeps the database file open for as long as the process runs: when the l
 connection to a WAL database closes, SQLite checkpoints the WAL into the file and deletes
 it, waiting on the disk twice (about 10 ms here); with one request at a time per process,
 every request that wrote (the rate-limit counter writes on each) paid it. The WAL is now
-checkpointed by SQLite's automatic checkpoints (every 1,000 pages written) instead.
+checkpointed by `manage.py runjobs` instead (core/sqlite/checkpoints.py), or by SQLite's
+automatic checkpoint past `checkpoints.BACKSTOP_PAGES` pages when no `runjobs` runs.
 Durability is unchanged: `journal_mode=WAL` and `synchronous=NORMAL` (config/settings.py),
 so a commit is safe from a crash of the process, and the latest commits may be lost (never
 corrupted) when the machine itself loses power (docs/rate-limits.md).
 
 An in-memory database (the test suite's) is never closed by Django and not pooled. A forked
 child never takes its parent's connections (the idle lists are per process id).
+
+Its connections wait for the write lock in Python, not in SQLite. With a busy timeout SQLite
+sleeps between tries, blocking the whole process for 1, 2, 5, 10, 15 ms and more, however
+soon the lock is free: under `wrk` on `POST /v1/polls` (two web processes and `runjobs`
+writing) a worker spent about 40 % of its time asleep in BEGIN and in the rate-limit
+counter's write while the machine had a quarter of its CPU idle. Here SQLite's own timeout
+is 0, and a statement that finds the database locked outside a transaction (BEGIN, or a
+write in autocommit: nothing done yet, so safe to run again) is tried again after sleeping
+`time.sleep` steps from 0.1 to 0.5 ms, until the `timeout` of the settings has passed. Under
+gevent that sleep lets the process's other requests run meanwhile.
 
 Its cursors keep each statement's conversion from Django's placeholders (`%s`, `%(name)s`)
 to SQLite's (`?`, `:name`): Django's converter runs a regular expression over the whole
@@ -38,9 +49,13 @@ went from 5,969k to 5,604k instructions a request, `GET /v1/polls/{id}` from 2,3
 
 import functools
 import os
+import sqlite3
 import threading
+import time
 
 from django.db.backends.sqlite3 import base
+
+from core.sqlite import checkpoints
 
 #: Idle connections kept per process and file; more are closed when given back. A web
 #: process runs one request at a time on SQLite; `runjobs` has a loop and its sender threads.
@@ -54,9 +69,51 @@ def _key(database: str) -> tuple[int, str]:
     return os.getpid(), str(database)
 
 
+#: The first and the longest sleep between two tries for the write lock (above).
+FIRST_WAIT_SECONDS = 0.0001
+LONGEST_WAIT_SECONDS = 0.0005
+
+
+class Connection(sqlite3.Connection):
+    lock_timeout = 5.0  # seconds a statement may wait for the write lock (the settings' `timeout`)
+
+
 class CursorWrapper(base.SQLiteCursorWrapper):
     def convert_query(self, query, *, param_names=None):
         return _converted(query, None if param_names is None else tuple(param_names))
+
+    def execute(self, query, params=None):
+        if self.connection.in_transaction:
+            return super().execute(query, params)
+        return _when_unlocked(self.connection, super().execute, query, params)
+
+    def executemany(self, query, param_list):
+        if self.connection.in_transaction:
+            return super().executemany(query, param_list)
+        return _when_unlocked(self.connection, super().executemany, query, param_list)
+
+
+def _locked(exc: sqlite3.OperationalError) -> bool:
+    return exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
+
+
+def _when_unlocked(raw: Connection, run, *args):
+    """`run(*args)`, tried again while it finds the database locked, for `raw.lock_timeout`."""
+    try:
+        return run(*args)
+    except sqlite3.OperationalError as exc:
+        if not _locked(exc):
+            raise
+    deadline = time.monotonic() + raw.lock_timeout
+    wait = FIRST_WAIT_SECONDS
+    while True:
+        time.sleep(wait)
+        try:
+            return run(*args)
+        except sqlite3.OperationalError as exc:
+            if not _locked(exc) or time.monotonic() >= deadline:
+                raise
+        wait = min(wait * 2, LONGEST_WAIT_SECONDS)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -70,6 +127,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self):
         params = super().get_connection_params()
         params["detect_types"] = 0  # no parsing by the sqlite3 module (above)
+        params["factory"] = Connection
         return params
 
     def create_cursor(self, name=None):
@@ -81,7 +139,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 idle = _idle.get(_key(conn_params["database"]))
                 if idle:
                     return idle.pop()
-        return super().get_new_connection(conn_params)
+        raw = super().get_new_connection(conn_params)  # set up under SQLite's own busy timeout
+        raw.lock_timeout = conn_params.get("timeout", 5.0)
+        raw.execute("PRAGMA busy_timeout = 0")  # waits for the write lock are _when_unlocked's
+        raw.execute(f"PRAGMA wal_autocheckpoint = {checkpoints.BACKSTOP_PAGES}")  # runjobs checkpoints
+        return raw
 
     def _close(self):
         raw = self.connection
