@@ -12,6 +12,7 @@ the wake-up path is needed for correctness: the outbox is the truth, and the swe
 up whatever a lost wake-up leaves behind.
 """
 
+import functools
 import logging
 import os
 import queue
@@ -38,6 +39,14 @@ CHANGE_CHECK_SECONDS = 0.01
 # How often the embedded dispatcher's loop records that it is alive (one UPDATE of one row:
 # on SQLite one short write lock every this many seconds, never one per turn of the loop).
 HEARTBEAT_SECONDS = 5.0
+# A fan-out task works off every waiting event, so a second one enqueued while the first
+# waits in the queue would find nothing left: the write that enqueues a fan-out marks it in
+# the Redis broker (SET NX), the task clears the mark before it looks for events, and the
+# writes in between enqueue nothing (their events are committed before the mark is
+# cleared, so the task sees them). A mark whose task was lost expires; the sweeper fans out
+# what waits meanwhile.
+FAN_OUT_QUEUED_KEY = "webhooks:fan-out-queued"
+FAN_OUT_QUEUED_SECONDS = 30
 
 _running: "Dispatcher | None" = None
 _wake = threading.Event()
@@ -53,7 +62,7 @@ def work_waiting(sender, *, event_id: str | None = None, delivery_id: str | None
     if not _celery():
         wake()
     elif event_id is not None:
-        _enqueue("fan_out_event", event_id)
+        _enqueue_fan_out(event_id)
     else:
         _enqueue("deliver", delivery_id)
 
@@ -69,7 +78,7 @@ def wait(timeout: float) -> bool:
     return woken
 
 
-def _enqueue(task_name: str, *args) -> None:
+def _enqueue(task_name: str, *args) -> bool:
     # Celery is only imported where it is used: the project's app first (its broker, and the
     # receivers that carry this request's log context into the task), then the task.
     from core.tasks import celery_app
@@ -81,6 +90,59 @@ def _enqueue(task_name: str, *args) -> None:
     except Exception:  # noqa: BLE001 - the broker is down: the sweeper will deliver
         logger.warning("could not enqueue a webhook task; the sweeper will pick it up",
                        extra={"task": task_name, "task_args": list(args)}, exc_info=True)
+        return False
+    return True
+
+
+def _enqueue_fan_out(event_id: str) -> None:
+    """Enqueue a fan-out unless one is queued and not started yet (FAN_OUT_QUEUED_KEY)."""
+    mark = _fan_out_mark()
+    if mark is not None:
+        client, key = mark
+        try:
+            if not client.set(key, event_id, nx=True, ex=FAN_OUT_QUEUED_SECONDS):
+                return
+        except Exception:  # noqa: BLE001 - the broker is down: enqueuing tells the logs
+            mark = None
+    if not _enqueue("fan_out_event", event_id) and mark is not None:
+        _clear(mark)
+
+
+def fan_out_starting() -> None:
+    """A fan-out task starts: from now on a new event enqueues a task of its own."""
+    mark = _fan_out_mark()
+    if mark is not None:
+        _clear(mark)
+
+
+def _clear(mark) -> None:
+    client, key = mark
+    try:
+        client.delete(key)
+    except Exception:  # noqa: BLE001 - then the mark expires by itself
+        logger.warning("could not clear the queued fan-out mark", exc_info=True)
+
+
+def _fan_out_mark():
+    """(Redis client, key) of the queued fan-out's mark in the Celery app's broker, or None
+    when the broker is not Redis."""
+    from core.tasks import celery_app
+
+    url = celery_app().conf.broker_url
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        return None
+    return _broker_client(url), f"{settings.CELERY_BROKER_PREFIX}{FAN_OUT_QUEUED_KEY}"
+
+
+@functools.cache
+def _broker_client(url: str):
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # Short timeouts, no retries: a broker that is down costs one timeout here, then the
+    # enqueue fails and logs it.
+    return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
 
 
 def embedded_worker(stop: threading.Event):

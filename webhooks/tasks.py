@@ -4,16 +4,18 @@ the Redis broker's visibility timeout is redelivered in a loop)."""
 
 from celery import shared_task
 
-from webhooks import services
+from webhooks import dispatch, services
 
 
 @shared_task(name="webhooks.fan_out_event", ignore_result=True)
 def fan_out_event(event_id: str) -> None:
-    """Enqueued when an event's transaction commits: fan out the pending events (this one
-    among them, unless another worker is at it already), claiming the first batch of
-    their deliveries in the same transaction; send those, then whatever else is due. In
-    a burst, the first tasks do the work in batches and the later ones find little left."""
+    """Enqueued when an event's transaction commits, unless a fan-out is queued already
+    (webhooks.dispatch.FAN_OUT_QUEUED_KEY): fan out every waiting event (this one among
+    them, unless another worker is at it already), the first batch with its deliveries
+    claimed in the same transaction; send those, then whatever else is due."""
+    dispatch.fan_out_starting()  # before looking for events: any committed later enqueues anew
     services.send_many(services.fan_out_and_claim())
+    services.fan_out_all()
     services.deliver_due()
 
 

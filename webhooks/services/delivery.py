@@ -47,8 +47,18 @@ def fan_out(*, limit: int = 500) -> list[str]:
     endpoint of the event's space that subscribes to its type and was enabled when the
     event happened, none if the space has no active Pro subscription. Safe to run
     concurrently: each event is fanned out once. Returns the new deliveries' ids."""
-    deliveries, _claims = _fan_out(limit=limit, claim=0)
+    _events, deliveries, _claims = _fan_out(limit=limit, claim=0)
     return [delivery.pk for delivery in deliveries]
+
+
+def fan_out_all(*, limit: int = 500) -> int:
+    """`fan_out`, `limit` events at a time, until no event waits. Returns how many events."""
+    total = 0
+    while True:
+        events, _deliveries, _claims = _fan_out(limit=limit, claim=0)
+        total += events
+        if events < limit:
+            return total
 
 
 def fan_out_and_claim(*, limit: int = CLAIM_BATCH, claim: int = CLAIM_BATCH) -> list[Claim]:
@@ -56,19 +66,20 @@ def fan_out_and_claim(*, limit: int = CLAIM_BATCH, claim: int = CLAIM_BATCH) -> 
     (made with this worker's lease and their first attempt started), saving a claim's
     round trips: what a Celery worker does when an event commits. The rest are due for
     any worker."""
-    return _fan_out(limit=limit, claim=claim)[1]
+    return _fan_out(limit=limit, claim=claim)[2]
 
 
-def _fan_out(*, limit: int, claim: int) -> tuple[list[Delivery], list[Claim]]:
+def _fan_out(*, limit: int, claim: int) -> tuple[int, list[Delivery], list[Claim]]:
+    """(how many events were fanned out, their deliveries, the claimed ones)."""
     pending = Event.objects.filter(dispatched_at__isnull=True)
     if not pending.exists():  # a plain read first: an idle loop never takes the write lock
-        return [], []
+        return 0, [], []
     now = timezone.now()
     token = random_id()
     with transaction.atomic():
         events = list(_oldest_unlocked(pending, "created_at", limit))
         if not events:
-            return [], []
+            return 0, [], []
         Event.objects.filter(pk__in=[event.pk for event in events]).update(dispatched_at=now)
         receivers: dict[str, list[Endpoint]] = {}
         for endpoint in Endpoint.objects.filter(
@@ -86,7 +97,7 @@ def _fan_out(*, limit: int, claim: int) -> tuple[list[Delivery], list[Claim]]:
         Delivery.objects.bulk_create(deliveries)
         claimed = deliveries[:claim]
         attempts = Attempt.objects.bulk_create([Attempt(delivery=delivery, started_at=now) for delivery in claimed])
-    return deliveries, [Claim(delivery=d, attempt=a, token=token) for d, a in zip(claimed, attempts)]
+    return len(events), deliveries, [Claim(delivery=d, attempt=a, token=token) for d, a in zip(claimed, attempts)]
 
 
 def lease() -> timedelta:

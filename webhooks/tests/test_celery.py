@@ -10,7 +10,7 @@ from celery.contrib.testing.worker import start_worker
 from django.db import transaction
 
 from config.celery import app
-from webhooks import dispatch, jobs, services
+from webhooks import dispatch, jobs, services, tasks
 from webhooks.models import Delivery, Event
 from webhooks.tests.fixtures import received, use_broker
 
@@ -51,6 +51,23 @@ def client_queue_length() -> int:
     return redis.Redis.from_url(app.conf.broker_url).llen("celery")
 
 
+@pytest.mark.django_db(transaction=True)
+def test_events_committed_while_a_fan_out_waits_in_the_queue_enqueue_nothing_more(celery_broker, make_space):
+    """The queued fan-out takes them all; once it has started, the next event enqueues
+    another."""
+    space, _ = make_space()
+    first = [services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}").id
+             for n in range(3)]
+    assert client_queue_length() == 1
+    mark = redis.Redis.from_url(app.conf.broker_url).ttl(dispatch.FAN_OUT_QUEUED_KEY)
+    assert 0 < mark <= dispatch.FAN_OUT_QUEUED_SECONDS  # a lost task's mark expires
+    tasks.fan_out_event.apply(args=[first[0]])  # what the worker does with the queued task
+    assert not Event.objects.filter(dispatched_at__isnull=True).exists()
+    later = services.record_event(space_id=space.id, type="poll.created", poll_id="poll99999999").id
+    assert client_queue_length() == 2
+    assert list(Event.objects.filter(dispatched_at__isnull=True).values_list("id", flat=True)) == [later]
+
+
 def test_a_broker_that_is_down_loses_nothing(local_urls, receiver, hook, space, caplog,
                                              django_capture_on_commit_callbacks):
     local_urls.WEBHOOKS_DISPATCH = "celery"
@@ -78,15 +95,15 @@ def test_a_broker_that_is_down_loses_nothing(local_urls, receiver, hook, space, 
 @pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_a_burst_is_worked_off_in_batches_each_event_once(celery_broker, receiver, make_endpoint, make_space):
-    """Many events committed while the worker is busy: the first tasks fan out and send in
-    batches, the later ones find their events done. Every event arrives once, on its
-    first attempt."""
+    """Many events committed before the worker starts: one fan-out task is queued for them
+    all (webhooks.dispatch.FAN_OUT_QUEUED_KEY), which fans out and sends in batches. Every
+    event arrives once, on its first attempt."""
     space, _ = make_space()
     make_endpoint(receiver.url_for("/hook"), target_space=space)
     receiver.expect_request("/hook").respond_with_data("ok")
     events = [services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}").id
               for n in range(45)]
-    assert client_queue_length() == 45
+    assert client_queue_length() == 1
     with start_worker(celery_broker, perform_ping_check=False, shutdown_timeout=10):
         wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 45, timeout=30)
         wait_until(lambda: client_queue_length() == 0)
