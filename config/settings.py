@@ -235,9 +235,9 @@ MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=256 * 1024)
 # database connection, so this times WEB_CONCURRENCY bounds the web processes' connections.
 WEB_CONCURRENT_REQUESTS = env.int("WEB_CONCURRENT_REQUESTS", default=4)
 if DATABASES["default"]["ENGINE"] == "core.sqlite":
-    # One at a time per process with SQLite: its busy wait blocks the whole gevent worker, so
-    # a second request of the same process waiting for the write lock would keep the first,
-    # which holds it, from ever committing (the worker hangs until gunicorn kills it).
+    # One at a time per process with SQLite: each statement blocks the whole gevent worker
+    # while it runs. (Waits for the write lock no longer do, core/sqlite/base.py; four slots
+    # per process gave POST /v1/polls the same throughput under wrk, 2026-11-26.)
     WEB_CONCURRENT_REQUESTS = 1
 # At most this many of a process's request slots serve one space at once (config/wsgi.py,
 # core/bulkhead.py): a space that floods waits in its own queue, not in everyone's.

@@ -68,9 +68,10 @@ class Poll(models.Model):
                          condition=models.Q(deleted_at__isnull=True)),
             models.Index(fields=["space", "status", "-created_at", "-id"], name="poll_space_status_live",
                          condition=models.Q(deleted_at__isnull=True)),
-            # The auto-close sweep and the purge job.
+            # The auto-close sweep, and the purge job (deleted polls only: a new poll adds
+            # nothing to it).
             models.Index(fields=["status", "past_at"], name="poll_auto_close"),
-            models.Index(fields=["deleted_at"], name="poll_deleted"),
+            models.Index(fields=["deleted_at"], name="poll_deleted", condition=models.Q(deleted_at__isnull=False)),
         ]
 
     def __str__(self):
@@ -83,7 +84,8 @@ OPTION_ORDER = ("date", "start_time", "duration", "id")
 
 class Option(models.Model):
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
-    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="options")
+    # No index of its own: option_poll_order leads with it.
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="options", db_index=False)
     date = models.DateField(null=True, blank=True, help_text="Date polls: a floating calendar date.")
     start_time = models.DateTimeField(null=True, blank=True, help_text="Time polls: the start, UTC.")
     duration = models.PositiveIntegerField(null=True, blank=True, help_text="Time polls: minutes.")
@@ -103,7 +105,8 @@ class Option(models.Model):
 
 class Participant(models.Model):
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
-    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="participants")
+    # No index of its own: participant_poll_order leads with it.
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="participants", db_index=False)
     name = models.CharField(max_length=255)
     email = models.EmailField(max_length=EMAIL_MAX_LENGTH, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -128,8 +131,10 @@ class Vote(models.Model):
 
     YES, IF_NEED_BE, NO = "yes", "ifNeedBe", "no"
 
-    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="votes")
-    option = models.ForeignKey(Option, on_delete=models.CASCADE, related_name="votes")
+    # No index of its own: vote_unique leads with it.
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="votes", db_index=False)
+    # No index of its own: vote_option_type leads with it.
+    option = models.ForeignKey(Option, on_delete=models.CASCADE, related_name="votes", db_index=False)
     type = models.CharField(max_length=32)
 
     class Meta:
@@ -147,7 +152,8 @@ class Tally(models.Model):
     removes its tallies with its votes. `manage.py polls recount` rebuilds them from the votes."""
 
     poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="+")
-    option = models.ForeignKey(Option, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: tally_unique leads with it.
+    option = models.ForeignKey(Option, on_delete=models.CASCADE, related_name="+", db_index=False)
     type = models.CharField(max_length=32)
     count = models.IntegerField()
 
@@ -162,7 +168,8 @@ class Comment(models.Model):
     """A comment left on the invite page (when the poll's `disableComments` is false)."""
 
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
-    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="comments")
+    # No index of its own: comment_poll_order leads with it.
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="comments", db_index=False)
     name = models.CharField(max_length=255)
     text = models.TextField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)

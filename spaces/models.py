@@ -49,7 +49,8 @@ class Space(models.Model):
 
 
 class Membership(models.Model):
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memberships")
+    # No index of its own: membership_unique leads with it.
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="memberships", db_index=False)
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="memberships")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -77,7 +78,8 @@ class ApiKey(models.Model):
     MAX_ACTIVE_PER_SPACE = 10
 
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="api_keys")
+    # No index of its own: apikey_space_revoked leads with it.
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="api_keys", db_index=False)
     name = models.CharField(max_length=100, blank=True, default="")
     prefix = models.CharField(max_length=8, unique=True, editable=False)
     salt = models.CharField(max_length=32, editable=False)

@@ -1,7 +1,8 @@
 """The poll list reads a space's polls in index order, on both databases: no sort of every
 poll of the space, no scan of the polls before a cursor, however many polls the space has;
 the webhooks' fan-out takes the oldest events still to fan out from an index of those alone
-(the database's own plan of the statements the service runs).
+(the database's own plan of the statements the service runs); every foreign key is looked
+up through an index.
 
 On PostgreSQL the plan is asked for with sequential scans and sorts priced out: a test's
 few polls would make any plan cheap, and what is checked is that an index gives the order
@@ -9,13 +10,17 @@ and finds the cursor's position at all (it did not, and every page sorted the sp
 polls)."""
 
 import json
+import re
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from bench import fixtures
-from webhooks.models import Event
+from polls.models import Comment, Option, Participant, Poll, Tally, Vote
+from spaces.models import ApiKey, Membership
+from webhooks.models import Attempt, Delivery, Endpoint, Event
 from webhooks.services.delivery import _oldest_unlocked
 
 pytestmark = pytest.mark.django_db
@@ -72,3 +77,55 @@ def test_the_fan_out_takes_the_oldest_pending_events_from_their_own_index(api, s
     read, steps = plan_of(captured.captured_queries[-1]["sql"], "webhooks_event", "webhooks_event")
     assert "event_pending" in read, read
     assert not steps & {"Sort", "Incremental Sort"} and not any("TEMP B-TREE" in step for step in steps), steps
+
+
+# Foreign keys without an index of their own (the index named leads with the key): each
+# lookup by the key, the ORM's cascades among them, is still an index search.
+KEYS_IN_COMPOSITE_INDEXES = [
+    (Option, "poll_id", "option_poll_order"),
+    (Participant, "poll_id", "participant_poll_order"),
+    (Vote, "participant_id", "vote_unique"),
+    (Vote, "option_id", "vote_option_type"),
+    (Tally, "option_id", "tally_unique"),
+    (Comment, "poll_id", "comment_poll_order"),
+    (Event, "space_id", "event_space_created"),
+    (Endpoint, "space_id", "endpoint_space_enabled"),
+    (Delivery, "endpoint_id", "delivery_endpoint_recent"),
+    (Attempt, "delivery_id", "attempt_delivery_started"),
+    (Membership, "space_id", "membership_unique"),
+    (ApiKey, "space_id", "apikey_space_revoked"),
+]
+
+
+@pytest.mark.parametrize(("model", "column", "index"), KEYS_IN_COMPOSITE_INDEXES,
+                         ids=[f"{model.__name__}.{column}" for model, column, _ in KEYS_IN_COMPOSITE_INDEXES])
+def test_a_foreign_key_without_its_own_index_is_searched_through_the_composite_one(model, column, index):
+    assert not model._meta.get_field(column.removesuffix("_id")).db_index
+    sql = str(model.objects.filter(**{f"{column}__in": ["AbCdEf123456", "GhIjKl789012"]}).only("pk").query)
+    sql = sql.replace("AbCdEf123456", "'AbCdEf123456'").replace("GhIjKl789012", "'GhIjKl789012'")
+    assert indexes_searched(sql, model._meta.db_table) == {index}
+
+
+def test_the_purge_finds_deleted_polls_in_an_index_of_those_alone():
+    sql = str(Poll.objects.filter(deleted_at__lte=datetime(2030, 1, 1, tzinfo=UTC)).only("pk").query)
+    sql = re.sub(r"(2030-01-01 00:00:00(?:\+00:00)?)", r"'\1'", sql)
+    assert indexes_searched(sql, "polls_poll") == {"poll_deleted"}
+
+
+def indexes_searched(sql: str, table: str) -> set[str]:
+    """The indexes the plan of `sql` searches; fails if it scans `table` whole instead."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("EXPLAIN QUERY PLAN " + sql)
+            details = [row[-1] for row in cursor.fetchall()]
+            assert not any(detail.startswith(f"SCAN {table}") for detail in details), details
+            return {match for detail in details for match in re.findall(r"USING (?:COVERING )?INDEX (\w+)", detail)}
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql)
+        nodes, found = [cursor.fetchone()[0][0]["Plan"]], set()
+        while nodes:
+            node = nodes.pop()
+            assert node["Node Type"] != "Seq Scan", node
+            found |= {node["Index Name"]} if "Index Name" in node else set()
+            nodes += node.get("Plans", [])
+        return found

@@ -40,7 +40,8 @@ class Event(models.Model):
     """
 
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="events")
+    # No index of its own: event_space_created leads with it.
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="events", db_index=False)
     type = models.CharField(max_length=64)
     poll_id = models.CharField(max_length=12, db_index=True, help_text="Empty for a test ping.")
     participant_id = models.CharField(max_length=30, null=True, blank=True)
@@ -71,7 +72,8 @@ class Endpoint(models.Model):
     MAX_PER_SPACE = 5
 
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
-    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="webhook_endpoints")
+    # No index of its own: endpoint_space_enabled leads with it.
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="webhook_endpoints", db_index=False)
     url = models.CharField("URL", max_length=MAX_URL_LENGTH)
     secret = models.CharField(max_length=64, editable=False)
     # After a rotation the replaced secret keeps signing (a second `v1=`) until this instant.
@@ -137,7 +139,8 @@ class Delivery(models.Model):
 
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
     event = models.ForeignKey(Event, on_delete=models.CASCADE, related_name="deliveries")
-    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="deliveries")
+    # No index of its own: delivery_endpoint_recent leads with it.
+    endpoint = models.ForeignKey(Endpoint, on_delete=models.CASCADE, related_name="deliveries", db_index=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveSmallIntegerField(default=0, help_text="Attempts started so far.")
     max_attempts = models.PositiveSmallIntegerField(default=MAX_ATTEMPTS)  # 1 for a ping
@@ -166,7 +169,8 @@ class Attempt(models.Model):
     interrupted when the delivery is claimed again)."""
 
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)
-    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
+    # No index of its own: attempt_delivery_started leads with it.
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log", db_index=False)
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
