@@ -4,7 +4,7 @@ import threading
 import time
 
 import pytest
-from django.db import OperationalError
+from django.db import IntegrityError, OperationalError
 
 from core.sqlite import base, checkpoints
 
@@ -184,3 +184,23 @@ def test_runjobs_checkpoints_the_wal_and_starts_it_over_so_that_commits_do_not(d
 
 def test_the_checkpointer_runs_only_beside_a_database_file(db):
     assert checkpoints.embedded_worker(threading.Event()) is None  # the suite's in-memory database
+
+
+def test_executemany_outside_a_transaction_waits_for_the_lock_and_writes_every_row_once(database):
+    holder, waiter = wrapper(database, "holder"), wrapper(database, "waiter")
+    with holder.cursor() as cursor:
+        cursor.execute("CREATE TABLE t (n INTEGER PRIMARY KEY)")
+    holder.connection.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.3, holder.connection.commit).start()
+    with waiter.cursor() as cursor:
+        cursor.executemany("INSERT INTO t VALUES (%s)", [(n,) for n in range(50)])
+        assert not waiter.connection.in_transaction
+        cursor.execute("SELECT count(*), count(DISTINCT n) FROM t")
+        assert cursor.fetchone() == (50, 50)
+        with pytest.raises(IntegrityError):  # all or none: the 51st row repeats the first
+            cursor.executemany("INSERT INTO t VALUES (%s)", [(n,) for n in range(50, 100)] + [(0,)])
+        assert not waiter.connection.in_transaction
+        cursor.execute("SELECT count(*) FROM t")
+        assert cursor.fetchone() == (50,)
+    holder.close()
+    waiter.close()

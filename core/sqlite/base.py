@@ -30,7 +30,8 @@ soon the lock is free: under `wrk` on `POST /v1/polls` (two web processes and `r
 writing) a worker spent about 40 % of its time asleep in BEGIN and in the rate-limit
 counter's write while the machine had a quarter of its CPU idle. Here SQLite's own timeout
 is 0, and a statement that finds the database locked outside a transaction (BEGIN, or a
-write in autocommit: nothing done yet, so safe to run again) is tried again after sleeping
+write in autocommit: nothing done yet, so safe to run again; `executemany` outside a
+transaction runs in one of its own) is tried again after sleeping
 `time.sleep` steps from 0.1 to 0.5 ms, until the `timeout` of the settings has passed. Under
 gevent that sleep lets the process's other requests run meanwhile.
 
@@ -88,9 +89,20 @@ class CursorWrapper(base.SQLiteCursorWrapper):
         return _when_unlocked(self.connection, super().execute, query, params)
 
     def executemany(self, query, param_list):
-        if self.connection.in_transaction:
+        raw = self.connection
+        if raw.in_transaction:
             return super().executemany(query, param_list)
-        return _when_unlocked(self.connection, super().executemany, query, param_list)
+        # In autocommit each row would commit by itself, and trying again after a row found
+        # the lock taken would write the rows before it twice: all of them in one
+        # transaction instead, begun once the write lock is free.
+        _when_unlocked(raw, raw.execute, "BEGIN IMMEDIATE")
+        try:
+            result = super().executemany(query, param_list)
+        except BaseException:
+            raw.rollback()
+            raise
+        raw.commit()
+        return result
 
 
 def _locked(exc: sqlite3.OperationalError) -> bool:
