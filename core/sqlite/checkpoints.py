@@ -9,8 +9,13 @@ process (a gevent worker serving other requests too) waits with it. Under `wrk` 
 service's connections take SQLite's automatic checkpoint only past `BACKSTOP_PAGES`
 (core/sqlite/base.py), and this embedded worker (settings.EMBEDDED_WORKERS) runs a PASSIVE
 checkpoint every `INTERVAL_SECONDS` on a connection of its own: it never blocks a writer or
-a reader, and costs a read of shared memory when nothing was written since the last. A
-web process alone (no `runjobs`) still checkpoints, at the backstop.
+a reader, and costs a read of shared memory when nothing was written since the last.
+
+Under load readers keep the WAL in use, so the next writer seldom starts it over from its
+first frame, and it grows: once it is `RESTART_FRAMES` long the worker also runs a RESTART
+checkpoint, which holds off the writers (they wait for the lock as usual) for at most
+`RESTART_WAIT_MS` while the readers of the WAL finish. A web process alone (no `runjobs`)
+still checkpoints, at the backstop.
 """
 
 import logging
@@ -21,9 +26,7 @@ from django import db
 logger = logging.getLogger("service.jobs")
 
 INTERVAL_SECONDS = 0.1
-#: Past this many frames in the WAL the worker also waits (up to RESTART_WAIT_MS, holding
-#: off writers) for the readers of the WAL to finish, so that the next writer starts it
-#: again from the beginning (a RESTART checkpoint).
+#: Past this many frames in the WAL, a RESTART checkpoint too (above).
 RESTART_FRAMES = 2_000
 RESTART_WAIT_MS = 20
 #: The automatic checkpoint of every connection of the service (`wal_autocheckpoint`):
