@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from webhooks import dispatch, selectors, services
 
-# Due deliveries one `deliver_due` task is expected to work off; the sweeper enqueues one
-# task per this many, at most WEBHOOKS_SWEEP_TASKS per sweep.
+# Due deliveries one `deliver_due` task is expected to work off; the sweeper (and a fan-out
+# that leaves deliveries due) enqueues one task per this many, at most WEBHOOKS_SWEEP_TASKS.
 DELIVERIES_PER_TASK = 50
 
 
@@ -21,13 +21,18 @@ def sweep() -> None:
     while services.fan_out():
         pass
     if dispatch._celery():
-        due = selectors.due_delivery_count()
-        for _ in range(min(math.ceil(due / DELIVERIES_PER_TASK), settings.WEBHOOKS_SWEEP_TASKS)):
-            dispatch._enqueue("deliver_due")
+        enqueue_senders(selectors.due_delivery_count())
     elif dispatch._running is not None:
         dispatch.wake()  # this process's dispatcher sends them
     else:
         services.deliver_due()
+
+
+def enqueue_senders(due: int) -> None:
+    """Celery: `deliver_due` tasks for `due` deliveries, one per DELIVERIES_PER_TASK, at most
+    WEBHOOKS_SWEEP_TASKS, so that several workers send them side by side."""
+    for _ in range(min(math.ceil(due / DELIVERIES_PER_TASK), settings.WEBHOOKS_SWEEP_TASKS)):
+        dispatch._enqueue("deliver_due")
 
 
 # A dispatcher silent this long has stopped: its heartbeat row goes (but the newest stays).

@@ -89,6 +89,23 @@ def test_a_broker_that_is_down_loses_nothing(local_urls, receiver, hook, space, 
     assert [got["body"]["id"] for got in received(receiver)] == [event.id]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_fan_out_of_a_burst_enqueues_senders_for_the_deliveries_it_did_not_claim(celery_broker, receiver,
+                                                                                      make_endpoint, make_space):
+    """One task fans out the whole burst; other workers send beside it what it did not
+    claim (one `deliver_due` per 50 due deliveries), as the tasks of the other events did."""
+    space, _ = make_space()
+    make_endpoint(receiver.url_for("/hook"), target_space=space)
+    receiver.expect_request("/hook").respond_with_data("ok")
+    events = [services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}").id
+              for n in range(120)]
+    assert client_queue_length() == 1
+    tasks.fan_out_event.apply(args=[events[0]])  # what the worker does with the queued task
+    # 20 deliveries claimed by the task, 100 due: two senders more (the queued task is still there)
+    assert client_queue_length() == 1 + 2
+    assert sorted(got["body"]["id"] for got in received(receiver)) == sorted(events)  # it went on sending
+
+
 # PostgreSQL only: on SQLite the worker thread and this test share the in-memory test
 # database's shared cache, whose table locks fail at once instead of waiting (flaky), and
 # batch claims with SKIP LOCKED are what this measures.
