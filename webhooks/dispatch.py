@@ -96,13 +96,15 @@ def _enqueue(task_name: str, *args) -> bool:
 
 def _enqueue_fan_out(event_id: str) -> None:
     """Enqueue a fan-out unless one is queued and not started yet (FAN_OUT_QUEUED_KEY)."""
+    import redis
+
     mark = _fan_out_mark()
     if mark is not None:
         client, key = mark
         try:
             if not client.set(key, event_id, nx=True, ex=FAN_OUT_QUEUED_SECONDS):
                 return
-        except Exception:  # noqa: BLE001 - the broker is down: enqueuing tells the logs
+        except redis.RedisError:  # the broker is down: the enqueue below fails and logs it
             mark = None
     if not _enqueue("fan_out_event", event_id) and mark is not None:
         _clear(mark)
@@ -116,10 +118,12 @@ def fan_out_starting() -> None:
 
 
 def _clear(mark) -> None:
+    import redis
+
     client, key = mark
     try:
         client.delete(key)
-    except Exception:  # noqa: BLE001 - then the mark expires by itself
+    except redis.RedisError:  # the mark then expires by itself
         logger.warning("could not clear the queued fan-out mark", exc_info=True)
 
 

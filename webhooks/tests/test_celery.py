@@ -51,6 +51,16 @@ def client_queue_length() -> int:
     return redis.Redis.from_url(app.conf.broker_url).llen("celery")
 
 
+def burst(count: int, receiver, make_endpoint, make_space) -> list[str]:
+    """`count` events committed one after another (no worker running) in a space whose
+    endpoint at `receiver` answers 200; their ids."""
+    space, _ = make_space()
+    make_endpoint(receiver.url_for("/hook"), target_space=space)
+    receiver.expect_request("/hook").respond_with_data("ok")
+    return [services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}").id
+            for n in range(count)]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_events_committed_while_a_fan_out_waits_in_the_queue_enqueue_nothing_more(celery_broker, make_space):
     """The queued fan-out takes them all; once it has started, the next event enqueues
@@ -94,11 +104,7 @@ def test_the_fan_out_of_a_burst_enqueues_senders_for_the_deliveries_it_did_not_c
                                                                                       make_endpoint, make_space):
     """One task fans out the whole burst; other workers send beside it what it did not
     claim (one `deliver_due` per 50 due deliveries), as the tasks of the other events did."""
-    space, _ = make_space()
-    make_endpoint(receiver.url_for("/hook"), target_space=space)
-    receiver.expect_request("/hook").respond_with_data("ok")
-    events = [services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}").id
-              for n in range(120)]
+    events = burst(120, receiver, make_endpoint, make_space)
     assert client_queue_length() == 1
     tasks.fan_out_event.apply(args=[events[0]])  # what the worker does with the queued task
     # 20 deliveries claimed by the task, 100 due: two senders more (the queued task is still there)
@@ -115,11 +121,7 @@ def test_a_burst_is_worked_off_in_batches_each_event_once(celery_broker, receive
     """Many events committed before the worker starts: one fan-out task is queued for them
     all (webhooks.dispatch.FAN_OUT_QUEUED_KEY), which fans out and sends in batches. Every
     event arrives once, on its first attempt."""
-    space, _ = make_space()
-    make_endpoint(receiver.url_for("/hook"), target_space=space)
-    receiver.expect_request("/hook").respond_with_data("ok")
-    events = [services.record_event(space_id=space.id, type="poll.created", poll_id=f"poll{n:08d}").id
-              for n in range(45)]
+    events = burst(45, receiver, make_endpoint, make_space)
     assert client_queue_length() == 1
     with start_worker(celery_broker, perform_ping_check=False, shutdown_timeout=10):
         wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 45, timeout=30)
