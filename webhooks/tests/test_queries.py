@@ -1,6 +1,7 @@
 """webhooks.queries against the ORM queries it stands for, in every state that decides them."""
 
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -69,3 +70,36 @@ def test_a_wake_up_with_nothing_waiting_costs_one_look(space):
         assert dispatcher.tick(pool, threading.Event()) is False
     assert not Event.objects.filter(dispatched_at__isnull=True).exists()  # the work waiting is done
     assert len([query for query in seen if "claimed_until" in query["sql"]]) == 1  # the look only
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_a_fan_out_other_processes_commits_wait_for_the_batch(space, monkeypatch):
+    """On SQLite, after a pass that fanned out events the loop looks for other processes'
+    commits no sooner than FAN_OUT_BATCH_SECONDS (what they commit meanwhile makes one
+    batch); a sender finishing still wakes it at once, and with no fan-out lately a commit
+    is seen at the next check."""
+    if connection.vendor != "sqlite":
+        pytest.skip("data_version is how the embedded dispatcher on SQLite sees other processes' commits")
+    monkeypatch.setattr(dispatch, "FAN_OUT_BATCH_SECONDS", 30.0)
+    dispatcher = dispatch.Dispatcher(threads=1, poll_seconds=0.5)
+    services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        dispatcher.tick(pool, threading.Event())
+    assert not Event.objects.filter(dispatched_at__isnull=True).exists()  # fanned out: the batch began
+    dispatch.wait(0)  # the wake-up of the event's own commit, in this process
+
+    def idle_seconds() -> float:
+        dispatcher._seen_version = -1  # as if another process had committed since the pass
+        started = time.monotonic()
+        dispatcher.idle()
+        return time.monotonic() - started
+
+    assert idle_seconds() >= 0.5  # the commit waited for the batch: the loop looked at its poll's end
+
+    waking = threading.Timer(0.05, dispatch.wake)  # a sender finishing
+    waking.start()
+    assert idle_seconds() < 0.45
+    waking.join()
+
+    dispatcher._fanned_out_at = float("-inf")  # no fan-out lately
+    assert idle_seconds() < 0.45
