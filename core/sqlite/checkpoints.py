@@ -47,12 +47,16 @@ def embedded_worker(stop: threading.Event):
 def run(stop: threading.Event) -> None:
     try:
         while not stop.wait(INTERVAL_SECONDS):
-            try:
-                checkpoint()
-            except db.Error:  # noqa: PERF203 - a locked or missing file: the next turn tries again
-                logger.warning("WAL checkpoint failed", exc_info=True)
+            _checkpoint_or_warn()
     finally:
         db.connections.close_all()
+
+
+def _checkpoint_or_warn() -> None:
+    try:
+        checkpoint()
+    except db.Error:  # a locked or missing file: the next turn tries again
+        logger.warning("WAL checkpoint failed", exc_info=True)
 
 
 def checkpoint(connection=None) -> tuple[int, int, int]:
