@@ -152,7 +152,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 if idle:
                     return idle.pop()
         raw = super().get_new_connection(conn_params)  # set up under SQLite's own busy timeout
-        raw.lock_timeout = conn_params.get("timeout", 5.0)
+        raw.lock_timeout = conn_params.get("timeout", Connection.lock_timeout)
         raw.execute("PRAGMA busy_timeout = 0")  # waits for the write lock are _when_unlocked's
         raw.execute(f"PRAGMA wal_autocheckpoint = {checkpoints.BACKSTOP_PAGES}")  # runjobs checkpoints
         return raw
