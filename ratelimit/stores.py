@@ -3,10 +3,11 @@
 Both stores check and count both windows of a space in one atomic step, one round trip per
 request, and read the space's override (`LimitOverride`) within that budget:
 
-- `RedisStore`: one Lua script per request (EVALSHA; redis-py loads the script again after
-  a Redis restart). The override is cached in the space's hash and read by the script; on a
-  miss (first request, after `OVERRIDE_CACHE_SECONDS`, or after a change in the back office
-  dropped it) one indexed database query and a second script call refresh it.
+- `RedisStore`: one Lua script per request (`EVALSHA`, or `EVAL` when a new or restarted
+  Redis does not have it yet; sent through `core.redis_commands`). The override is cached
+  in the space's hash and read by the script; on a miss (first request, after
+  `OVERRIDE_CACHE_SECONDS`, or after a change in the back office dropped it) one indexed
+  database query and a second script call refresh it.
 - `DatabaseStore`: one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` statement on the
   space's `Counter` row, with the override read by sub-selects in the same statement. The
   database serialises it on the row (PostgreSQL row lock; SQLite's single writer with a
@@ -25,6 +26,7 @@ from django.db import DatabaseError, connection
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from core.redis_commands import Commands, Script
 from ratelimit.models import Counter, KeyCounter, LimitOverride
 from ratelimit.windows import DAY, MINUTE, Outcome, Window
 
@@ -94,6 +96,7 @@ if mc < mlimit and dc < dlimit then
 end
 return {0, mlimit, mseen, mc, dlimit, dseen, dc}
 """
+_SCRIPT = Script(LUA)
 
 
 @functools.cache
@@ -108,11 +111,14 @@ class RedisStore:
         self.url = url
         # Short timeouts and no retries (redis-py retries 10 times by default): a dead Redis
         # costs one timeout, never a hang, and a script that ran but whose answer was lost is
-        # never run twice. The pool replaces a connection Redis closed (a restart) by itself.
+        # never run twice. The pools replace a connection Redis closed (a restart) by themselves.
         self.client = redis.Redis.from_url(
             url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0)
         )
-        self.script = self.client.register_script(LUA)
+        self.commands = Commands(url, timeout=timeout)  # the script of every request
+
+    def script(self, keys: list[str], args: list) -> list[int]:
+        return self.commands.script(_SCRIPT, keys, args)
 
     @staticmethod
     def key(space_id: str) -> str:

@@ -107,9 +107,9 @@ def _enqueue_fan_out(event_id: str) -> None:
 
     mark = _fan_out_mark()
     if mark is not None:
-        client, key = mark
+        commands, key = mark
         try:
-            if not client.set(key, event_id, nx=True, ex=FAN_OUT_QUEUED_SECONDS):
+            if not commands.run("SET", key, event_id, "NX", "EX", FAN_OUT_QUEUED_SECONDS):
                 return
         except redis.RedisError:  # the broker is down: the enqueue below fails and logs it
             mark = None
@@ -127,16 +127,16 @@ def fan_out_starting() -> None:
 def _clear(mark) -> None:
     import redis
 
-    client, key = mark
+    commands, key = mark
     try:
-        client.delete(key)
+        commands.run("DEL", key)
     except redis.RedisError:  # the mark then expires by itself
         logger.warning("could not clear the queued fan-out mark", exc_info=True)
 
 
 def _fan_out_mark():
-    """(Redis client, key) of the queued fan-out's mark in the Celery app's broker, or None
-    when the broker is not Redis."""
+    """(`core.redis_commands.Commands`, key) of the queued fan-out's mark in the Celery
+    app's broker, or None when the broker is not Redis."""
     from core.tasks import celery_app
 
     url = celery_app().conf.broker_url
@@ -147,13 +147,11 @@ def _fan_out_mark():
 
 @functools.cache
 def _broker_client(url: str):
-    import redis
-    from redis.backoff import NoBackoff
-    from redis.retry import Retry
+    from core.redis_commands import Commands
 
-    # Short timeouts, no retries: a broker that is down costs one timeout here, then the
+    # A short timeout, no retries: a broker that is down costs one timeout here, then the
     # enqueue fails and logs it.
-    return redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+    return Commands(url, timeout=1)
 
 
 def embedded_worker(stop: threading.Event):

@@ -1,0 +1,102 @@
+"""One Redis command at a time, for the hot paths: the rate limiter's script on every API
+request and the queued fan-out's mark on every write (Celery).
+
+`Commands` sends a command on a connection of redis-py's own (its parser, timeouts, TLS,
+Unix sockets, AUTH and SELECT on connect), taken from a pool of this object's, and reads
+the reply. redis-py's client wraps each command in its retry, event and metrics layers, and
+its pool polls each connection it lends for unread data; under gevent that poll goes through
+gevent's emulation of `poll`. The limiter's `EVALSHA` cost 85 to 88 us of CPU through
+redis-py's `Script`, 39 to 43 us here (a loop under gevent, 2026-11-26).
+
+The promise redis-py's pool keeps, kept here too: a connection is lent again only after its
+last reply was read whole. Any failure while a command is out (a timeout, a connection
+reset, the request's deadline raised inside the read) closes that connection instead of
+putting it back, so no later command can read another's reply. An error reply
+(`ResponseError`) was read whole and leaves the connection usable. An idle connection the
+server closed (a restart) or wrote to reads as readable: it is closed and another made,
+before anything is sent on it, so the first command after a Redis restart is served. The
+command itself is never sent twice: a command whose reply was lost may have run.
+"""
+
+import os
+import select
+from collections.abc import Sequence
+from hashlib import sha1
+
+import redis
+from gevent.monkey import get_original
+from redis.backoff import NoBackoff
+from redis.exceptions import NoScriptError
+from redis.retry import Retry
+
+# The operating system's poll, even in a gevent worker: a check that never waits.
+_poll = get_original("select", "poll")
+MAX_IDLE = 16  # connections kept per pool; more in use at once are closed when returned
+
+
+class Commands:
+    def __init__(self, url: str, *, timeout: float):
+        pool = redis.Redis.from_url(
+            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0)
+        ).connection_pool
+        self._connection_class = pool.connection_class
+        self._connection_kwargs = pool.connection_kwargs
+        self._idle: list = []  # last in, first out: the fewest connections stay warm
+        os.register_at_fork(after_in_child=self._idle.clear)  # the parent's sockets stay the parent's
+
+    def run(self, *args):
+        """The reply of one command; redis-py's exceptions on failure."""
+        connection = self._lend()
+        try:
+            connection.send_packed_command(connection.pack_command(*args), check_health=False)
+            reply = connection.read_response()
+        except redis.ResponseError:
+            self._give_back(connection)  # an error reply, read whole
+            raise
+        except BaseException:
+            connection.disconnect()  # a reply may still be on its way: never lent again
+            raise
+        self._give_back(connection)
+        return reply
+
+    def script(self, script: "Script", keys: Sequence, args: Sequence):
+        """Run a Lua script by its digest; when the server does not have it (a new or
+        restarted Redis), by its text, which also loads it for the next calls."""
+        try:
+            return self.run("EVALSHA", script.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return self.run("EVAL", script.text, len(keys), *keys, *args)
+
+    def _lend(self):
+        while self._idle:
+            try:
+                connection = self._idle.pop()
+            except IndexError:  # another thread took the last one
+                break
+            if not _readable(connection):
+                return connection
+            connection.disconnect()  # closed by the server, or holding something unasked for
+        return self._connection_class(**self._connection_kwargs)  # connects on its first command
+
+    def _give_back(self, connection) -> None:
+        if len(self._idle) < MAX_IDLE:
+            self._idle.append(connection)
+        else:
+            connection.disconnect()
+
+
+class Script:
+    """A Lua script and its digest (what `EVALSHA` names it by)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.sha = sha1(text.encode()).hexdigest()
+
+
+def _readable(connection) -> bool:
+    sock = connection._sock
+    if sock is None:
+        return False  # not connected: it connects when used
+    poller = _poll()
+    poller.register(sock.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
