@@ -1,5 +1,4 @@
 import os
-import threading
 from io import BytesIO
 
 from django.conf import settings
@@ -8,7 +7,7 @@ from django.core.wsgi import get_wsgi_application
 from gevent import Timeout
 from gevent.monkey import is_module_patched
 
-from core.bulkhead import Bulkhead, holding
+from core.bulkhead import Bulkhead, bounded_semaphore, holding
 from core.dbguard import NO_SLOT, REFUSED, RequestDeadline
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -37,8 +36,8 @@ def _handler(environ):
 
 # Requests run through Django at once in this process; each may hold a database connection.
 # Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn
-# cooperatively, with their bodies already read.
-_slots = threading.BoundedSemaphore(settings.WEB_CONCURRENT_REQUESTS)
+# cooperatively, with their bodies already read (core.bulkhead.bounded_semaphore).
+_slots = bounded_semaphore(settings.WEB_CONCURRENT_REQUESTS)
 # A space's requests take at most WEB_SPACE_CONCURRENT_REQUESTS of those slots at once.
 _bulkhead = Bulkhead(settings.WEB_SPACE_CONCURRENT_REQUESTS)
 

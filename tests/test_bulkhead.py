@@ -2,7 +2,14 @@
 which compartment a request waits in, and each compartment's cap. The flood it exists for
 is tested over gunicorn in tests/test_availability.py."""
 
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 from core.bulkhead import BACK_OFFICE, PAGES, SPACE_ID, UNKNOWN, Bulkhead
+
+BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def environ(path: str, key: str | None = None, space_id: str | None = None) -> dict:
@@ -35,3 +42,32 @@ def test_each_compartment_takes_at_most_its_cap():
     assert bulkhead.acquire("space2", timeout=0)  # another space is not held up
     bulkhead.release("space1")
     assert bulkhead.acquire("space1", timeout=0)
+
+
+def test_in_a_gevent_worker_the_slots_are_gevents_and_wait_cooperatively():
+    """Monkey-patched, as gunicorn's gevent workers are: gevent's semaphore (threading's is
+    rebuilt in Python on gevent's locks), with the same behaviour, and a wait that lets the
+    other greenlets run."""
+    script = textwrap.dedent("""
+        from gevent import monkey; monkey.patch_all()
+        import gevent, gevent.lock
+        from core.bulkhead import Bulkhead, bounded_semaphore
+        slots = bounded_semaphore(1)
+        assert type(slots) is gevent.lock.BoundedSemaphore, type(slots)
+        bulkhead = Bulkhead(1)
+        assert bulkhead.acquire("space1", timeout=0) and not bulkhead.acquire("space1", timeout=0.01)
+        assert slots.acquire(timeout=0)
+        ran = []
+        waiter = gevent.spawn(lambda: ran.append(slots.acquire(timeout=5)))
+        gevent.spawn(lambda: ran.append("other")).join()  # runs while the waiter waits
+        slots.release()
+        waiter.join()
+        assert ran == ["other", True], ran
+        slots.release()
+        try:
+            slots.release()  # bounded: one release too many is an error
+        except ValueError:
+            print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=BASE_DIR, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
