@@ -18,7 +18,8 @@ psycopg_pool, as Django makes it, has three habits that turn a short fault into 
 - its wait for a free connection (the pool's `timeout`) does not know the request's
   deadline. Here it never outlasts what is left of it (core.dbguard.remaining).
 
-Also: `timestamptz` values are read by psycopg's own loader (`UtcTimestamptzLoader`).
+Also: `timestamptz` values are read by psycopg's own loader (`UtcTimestamptzLoader`), and
+migrations make no `_like` pattern index (core/postgresql/schema.py).
 """
 
 import select
@@ -34,6 +35,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
 
 from core import dbguard
+from core.postgresql.schema import DatabaseSchemaEditor
 
 RECONNECT_DELAY = 0.25  # seconds between connection attempts while the server is down
 CHECK_TIMEOUT = 1.0  # seconds a long-idle connection has to answer its check
@@ -136,6 +138,8 @@ class UtcTimestamptzLoader(Loader):
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    SchemaEditorClass = DatabaseSchemaEditor
+
     def get_connection_params(self):
         params = super().get_connection_params()
         if self.timezone == UTC and "context" in params:
