@@ -1,7 +1,9 @@
 """Every endpoint beside what the framework itself can do, over real HTTP: the service under
 gunicorn (config/gunicorn.py, as `bin/serve` and the Procfile run it) loaded with wrk, in
-alternating rounds with two baselines served by the same processes (bench/app.py): a bare
-WSGI callable and a bare Django view returning the bytes of `GET /v1/polls/{id}`.
+alternating rounds with baselines served by the same processes (bench/app.py): a bare
+WSGI callable, a bare Django view returning the bytes of `GET /v1/polls/{id}`, and that view
+plus the round trips of an API request with nothing in them (`SELECT 1`, and with Redis a
+`PING`): the floor of a read that looks its key up and counts it.
 
     .venv/bin/python bench/endpoints.py [--configs sqlite,postgres] [--rounds 3] [--seconds 3]
         [--connections 8] [--big 20000] [--only POST] [--cpu] [--json]
@@ -57,6 +59,7 @@ DEFAULT_REDIS = "redis://127.0.0.1:6379/7"
 TARGETS = [
     ("bare WSGI", "GET", "/bench/wsgi", "c", None),
     ("bare Django view", "GET", "/bench/view", "c", None),
+    ("bare view + round trips", "GET", "/bench/round-trips", "c", None),
     ("GET poll", "GET", "/v1/polls/{poll}", "c", None),
     ("GET list limit=50", "GET", "/v1/polls?limit=50", "c", None),
     ("POST poll (10 options)", "POST", "/v1/polls", "c", "post"),
@@ -381,7 +384,7 @@ def main() -> None:
     parser.add_argument("--postgres-url", default=os.environ.get("BENCH_POSTGRES_URL", DEFAULT_PG))
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
     parser.add_argument("--only", help="comma-separated words: only the endpoints whose label has one "
-                        "(with the two bare baselines), e.g. --only POST or --only GET,results")
+                        "(with the bare baselines), e.g. --only POST or --only GET,results")
     parser.add_argument("--cpu", action="store_true", help="also the CPU per request of each process (see above)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--build-fixtures", type=Path, help=argparse.SUPPRESS)
