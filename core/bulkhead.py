@@ -87,7 +87,7 @@ def _key_digest(environ) -> bytes:
 
 
 @contextmanager
-def holding(slots: "Semaphore"):
+def holding(slots: Semaphore):
     """config/wsgi.py: the request runs holding one of these slots (see `slot_released`)."""
     _local.slots = slots
     try:
