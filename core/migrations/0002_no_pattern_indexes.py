@@ -1,7 +1,8 @@
 # The `_like` indexes (varchar_pattern_ops) Django made beside every indexed text column on
 # PostgreSQL, dropped from a database migrated before core/postgresql/schema.py stopped
 # making them. Nothing on SQLite, nothing to undo: a database migrated from scratch never
-# had them.
+# had them. Each DROP INDEX takes its table's lock for a moment (nothing is rewritten); run
+# again after a failure, it drops what is left.
 
 from django.db import migrations
 
