@@ -36,9 +36,11 @@ MAX_IDLE = 16  # connections kept per pool; more in use at once are closed when 
 
 class Commands:
     def __init__(self, url: str, *, timeout: float):
-        pool = redis.Redis.from_url(
+        # redis-py reads the URL (scheme, host or socket path, database, password, TLS); its
+        # pool is used for that only, never to lend connections.
+        pool = redis.ConnectionPool.from_url(
             url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0)
-        ).connection_pool
+        )
         self._connection_class = pool.connection_class
         self._connection_kwargs = pool.connection_kwargs
         self._idle: list = []  # last in, first out: the fewest connections stay warm

@@ -23,8 +23,6 @@ import logging
 import redis
 from django.conf import settings
 from django.db import DatabaseError, connection
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 
 from core.redis_commands import Commands, Script
 from ratelimit.models import Counter, KeyCounter, LimitOverride
@@ -109,13 +107,10 @@ class RedisStore:
 
     def __init__(self, url: str, timeout: float):
         self.url = url
-        # Short timeouts and no retries (redis-py retries 10 times by default): a dead Redis
-        # costs one timeout, never a hang, and a script that ran but whose answer was lost is
-        # never run twice. The pools replace a connection Redis closed (a restart) by themselves.
-        self.client = redis.Redis.from_url(
-            url, socket_timeout=timeout, socket_connect_timeout=timeout, retry=Retry(NoBackoff(), 0)
-        )
-        self.commands = Commands(url, timeout=timeout)  # the script of every request
+        # A short timeout and no retries: a dead Redis costs one timeout, never a hang, and a
+        # script that ran but whose answer was lost is never run twice. The pool replaces a
+        # connection Redis closed (a restart) by itself.
+        self.commands = Commands(url, timeout=timeout)
 
     def script(self, keys: list[str], args: list) -> list[int]:
         return self.commands.script(_SCRIPT, keys, args)
@@ -148,17 +143,17 @@ class RedisStore:
 
     def peek(self, space_id: str, now_ms: int, limits: tuple[int, int]) -> tuple[Window, Window]:
         with _unavailable_on(redis.RedisError):
-            stored = self.client.hmget(self.key(space_id), "ms", "mc", "ds", "dc")
+            stored = self.commands.run("HMGET", self.key(space_id), "ms", "mc", "ds", "dc")
         ms, mc, ds, dc = (None if value is None else int(value) for value in stored)
         return _windows(now_ms, (limits[0], ms, mc), (limits[1], ds, dc))
 
     def reset(self, space_id: str) -> None:
         with _unavailable_on(redis.RedisError):
-            self.client.delete(self.key(space_id))
+            self.commands.run("DEL", self.key(space_id))
 
     def forget_override(self, space_id: str) -> None:
         with _unavailable_on(redis.RedisError):
-            self.client.hdel(self.key(space_id), "om", "od", "oa")
+            self.commands.run("HDEL", self.key(space_id), "om", "od", "oa")
 
 
 # --- Database (embedded) ----------------------------------------------------------------
