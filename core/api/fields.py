@@ -140,10 +140,29 @@ class StrictSerializer(serializers.Serializer):
             cls._shared_fields = shared
         return shared
 
+    @property
+    def _writable_fields(self):
+        # The shared fields that take input, listed once per class (DRF picks them out of
+        # `fields` again for every object it validates).
+        cls = type(self)
+        writable = cls.__dict__.get("_shared_writable_fields")
+        if writable is None:
+            writable = [field for field in self.fields.values() if not field.read_only]
+            cls._shared_writable_fields = writable
+        return writable
+
+    def run_validators(self, value):
+        # DRF gathers the read-only fields' defaults for the serializer's validators before
+        # running them, on every object; these serializers have none (their checks across
+        # fields are in `validate`), and a subclass that declares some runs them as DRF does.
+        if self.validators:
+            super().run_validators(value)
+
     def to_internal_value(self, data):
         if not isinstance(data, dict):
             raise serializers.ValidationError({"non_field_errors": ["must be an object"]})
-        unknown = [key for key in data if key not in self.fields]
+        fields = self.fields
+        unknown = [key for key in data if key not in fields]
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as exc:
