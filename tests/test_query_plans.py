@@ -20,8 +20,8 @@ from django.test.utils import CaptureQueriesContext
 from bench import fixtures
 from polls.models import Comment, Option, Participant, Poll, Tally, Vote
 from spaces.models import ApiKey, Membership
+from webhooks import queries
 from webhooks.models import Attempt, Delivery, Endpoint, Event
-from webhooks.services.delivery import _oldest_unlocked
 
 pytestmark = pytest.mark.django_db
 
@@ -73,8 +73,10 @@ def test_every_page_of_the_poll_list_reads_its_index_in_order(api, space):
 def test_the_fan_out_takes_the_oldest_pending_events_from_their_own_index(api, space):
     fixtures.small_polls(space, 5, options=1, participants=0)  # an event each, not fanned out yet
     with transaction.atomic(), CaptureQueriesContext(connection) as captured:
-        assert len(list(_oldest_unlocked(Event.objects.filter(dispatched_at__isnull=True), "created_at", 500))) == 5
-    read, steps = plan_of(captured.captured_queries[-1]["sql"], "webhooks_event", "webhooks_event")
+        assert len(queries.oldest_waiting_events(500)) == 5
+    statement = captured.captured_queries[-1]["sql"]
+    assert "ORDER BY" in statement, statement  # the index gives the order the statement asks for
+    read, steps = plan_of(statement, "webhooks_event", "e")
     assert "event_pending" in read, read
     assert not steps & {"Sort", "Incremental Sort"} and not any("TEMP B-TREE" in step for step in steps), steps
 

@@ -1,17 +1,21 @@
-"""The embedded dispatcher's look for work as one hand-written statement: on SQLite every
-commit of another process (each API request's rate-limit counter among them) wakes the
-dispatcher, and building the two ORM queries of that look cost it more than running them
-(docs/performance.md). Everything else in webhooks uses the ORM."""
+"""The embedded dispatcher's look for work and the fan-out's reads and write as hand-written
+statements (core.rows): on SQLite every commit of another process (each API request's
+rate-limit counter among them) wakes the dispatcher, and under a stream of writes it fans
+out a batch every few tens of milliseconds; building the ORM's SQL for those statements
+cost it several times more than running them (docs/performance.md). Each is tested against
+the ORM query it stands for. Everything else in webhooks uses the ORM."""
 
 import functools
 from datetime import datetime
 
 from django.db import connection
 
-from core.rows import Table
-from webhooks.models import Delivery, Event
+from core.rows import Table, split
+from spaces.models import Space, Subscription
+from webhooks.models import Delivery, Endpoint, Event
 
 _EVENT, _DELIVERY = Table(Event, "e"), Table(Delivery, "d")
+_ENDPOINT, _SPACE, _PRO = Table(Endpoint, "n"), Table(Space, "ns"), Table(Subscription, "np")
 
 
 @functools.cache
@@ -33,3 +37,73 @@ def work_waiting(now: datetime) -> tuple[bool, bool]:
         cursor.execute(_work_sql(connection.vendor), [Delivery.Status.PENDING, at, at])
         events, due = cursor.fetchone()
     return bool(events), bool(due)
+
+
+@functools.cache
+def _events_waiting_sql(vendor: str) -> str:
+    return f"SELECT 1 FROM {_EVENT.table} WHERE {_EVENT.column('dispatched_at')} IS NULL LIMIT 1"
+
+
+def events_waiting() -> bool:
+    """`Event.objects.filter(dispatched_at__isnull=True).exists()`."""
+    with connection.cursor() as cursor:
+        cursor.execute(_events_waiting_sql(connection.vendor))
+        return cursor.fetchone() is not None
+
+
+@functools.cache
+def _oldest_events_sql(vendor: str) -> str:
+    # Locked as `select_for_update(skip_locked=True)` locks them where the database can
+    # (PostgreSQL); SQLite's transaction holds the whole database's write lock instead.
+    lock = " FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+    return (
+        f"SELECT {_EVENT.columns()} FROM {_EVENT.table} WHERE {_EVENT.column('dispatched_at')} IS NULL "
+        f"ORDER BY {_EVENT.column('created_at')} LIMIT %s{lock}"
+    )
+
+
+def oldest_waiting_events(limit: int) -> list[Event]:
+    """Inside a transaction: the `limit` oldest events not yet fanned out, locked for it
+    (`delivery._oldest_unlocked` of them)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_oldest_events_sql(connection.vendor), [limit])
+        return [_EVENT.build(row) for row in cursor.fetchall()]
+
+
+def mark_dispatched(event_ids: list[str], at: datetime) -> None:
+    """`Event.objects.filter(pk__in=event_ids).update(dispatched_at=at)`."""
+    table, q = Event._meta.db_table, connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {q(table)} SET {q('dispatched_at')} = %s WHERE {q('id')} IN ({', '.join(['%s'] * len(event_ids))})",
+            [connection.ops.adapt_datetimefield_value(at), *event_ids],
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _receivers_sql(vendor: str, spaces: int) -> str:
+    return (
+        f"SELECT {_ENDPOINT.columns()}, {_SPACE.columns()}, {_PRO.columns()} FROM {_ENDPOINT.table} "
+        f"JOIN {_SPACE.table} ON {_SPACE.column('id')} = {_ENDPOINT.column('space')} "
+        f"JOIN {_PRO.table} ON {_PRO.column('space')} = {_SPACE.column('id')} "
+        f"WHERE {_ENDPOINT.column('space')} IN ({', '.join(['%s'] * spaces)}) "
+        f"AND {_ENDPOINT.column('is_enabled')} = %s AND {_PRO.column('is_active')} = %s "
+        f"ORDER BY {_ENDPOINT.column('created_at')}, {_ENDPOINT.column('id')}"
+    )
+
+
+def receivers(space_ids: set[str]) -> list[Endpoint]:
+    """The enabled endpoints of these spaces whose subscription is active, with their space
+    and its subscription loaded: `Endpoint.objects.filter(space_id__in=space_ids,
+    is_enabled=True, space__subscription__is_active=True).select_related("space__subscription")`."""
+    with connection.cursor() as cursor:
+        cursor.execute(_receivers_sql(connection.vendor, len(space_ids)), [*space_ids, True, True])
+        rows = cursor.fetchall()
+    endpoints = []
+    for row in rows:
+        endpoint, space, subscription = split(row, _ENDPOINT, _SPACE, _PRO)
+        Space.subscription.related.set_cached_value(space, subscription)
+        Subscription.space.field.set_cached_value(subscription, space)
+        endpoint.space = space
+        endpoints.append(endpoint)
+    return endpoints

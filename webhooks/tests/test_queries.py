@@ -6,13 +6,15 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from spaces.models import Subscription
 from webhooks import dispatch, queries, selectors, services
-from webhooks.models import Delivery, Event
+from webhooks.models import Delivery, Endpoint, Event
+from webhooks.services.delivery import _oldest_unlocked
 
 pytestmark = pytest.mark.django_db
 
@@ -103,3 +105,76 @@ def test_after_a_fan_out_other_processes_commits_wait_for_the_batch(space, monke
 
     dispatcher._fanned_out_at = float("-inf")  # no fan-out lately
     assert idle_seconds() < 0.45
+
+
+def values(obj) -> dict:
+    """Every column of a model instance, as its attribute holds it."""
+    return {field.attname: getattr(obj, field.attname) for field in obj._meta.concrete_fields}
+
+
+def test_the_fan_outs_reads_and_write_are_the_orms(make_space):
+    """oldest_waiting_events, mark_dispatched and receivers against the ORM queries
+    `_fan_out` made before: the same rows, in the same order, with the same values."""
+    space, _ = make_space()
+    other, _ = make_space()
+    at = timezone.now()
+    recorded = [
+        services.record_event(space_id=owner.id, type=kind, poll_id=f"Poll{n:08d}", extra={"n": n},
+                              at=at + timedelta(seconds=offset))
+        for n, (owner, kind, offset) in enumerate([
+            (space, "poll.created", 3), (other, "poll.deleted", 1), (space, "poll.updated", 2),
+            (other, "poll.created", 5), (space, "poll.created", 4),
+        ])
+    ]
+    Event.objects.filter(pk=recorded[4].pk).update(dispatched_at=at)  # fanned out already
+    assert queries.events_waiting() is Event.objects.filter(dispatched_at__isnull=True).exists() is True
+
+    def orm_oldest(limit):
+        return list(_oldest_unlocked(Event.objects.filter(dispatched_at__isnull=True), "created_at", limit))
+
+    for limit in (1, 3, 500):
+        with transaction.atomic():
+            ours, theirs = queries.oldest_waiting_events(limit), orm_oldest(limit)
+        assert [values(event) for event in ours] == [values(event) for event in theirs]
+        assert len(ours) == min(limit, 4) and ours[0].pk == recorded[1].pk  # the oldest first
+    assert ours[0].data == recorded[1].data and "n" in ours[0].data  # the JSON column, decoded
+
+    later = at + timedelta(minutes=1)
+    queries.mark_dispatched([recorded[1].pk, recorded[2].pk], later)
+    assert dict(Event.objects.values_list("pk", "dispatched_at")) == {
+        recorded[0].pk: None, recorded[1].pk: later, recorded[2].pk: later, recorded[3].pk: None, recorded[4].pk: at,
+    }
+    Event.objects.update(dispatched_at=at)
+    assert queries.events_waiting() is Event.objects.filter(dispatched_at__isnull=True).exists() is False
+
+
+def test_receivers_are_the_orms(make_space, local_urls):
+    active, _ = make_space()
+    lapsed, _ = make_space()
+    never, _ = make_space(pro=False)
+    elsewhere, _ = make_space()
+    Subscription.objects.filter(space=never).delete()  # no subscription row at all
+    made = {}
+    for owner in (active, lapsed, never, elsewhere):
+        made[owner.pk] = [services.create_endpoint(space=owner, url=f"http://127.0.0.1:9/{owner.pk}/{n}")[0]
+                          for n in range(3)]
+    services.disable_endpoint(endpoint=made[active.pk][1])
+    Subscription.objects.filter(space=lapsed).update(is_active=False)
+    asked = {active.pk, lapsed.pk, never.pk}
+
+    def orm(space_ids):
+        return list(Endpoint.objects.filter(space_id__in=space_ids, is_enabled=True, space__subscription__is_active=True)
+                    .select_related("space__subscription"))
+
+    with CaptureQueriesContext(connection) as seen:
+        ours = queries.receivers(asked)
+        loaded = [(endpoint.space.name, endpoint.space.subscription.is_active) for endpoint in ours]
+    assert len(seen) == 1  # the space and its subscription came with the endpoints
+    theirs = orm(asked)
+    assert [values(endpoint) for endpoint in ours] == [values(endpoint) for endpoint in theirs]
+    assert [endpoint.pk for endpoint in ours] == [made[active.pk][0].pk, made[active.pk][2].pk]
+    assert loaded == [(active.name, True)] * 2
+    assert [values(endpoint.space.subscription) for endpoint in ours] == [
+        values(endpoint.space.subscription) for endpoint in theirs
+    ]
+    assert queries.receivers({lapsed.pk}) == orm({lapsed.pk}) == []
