@@ -59,6 +59,33 @@ def unbind_log_context(task_id=None, **_):
         unbind(token)
 
 
+def _return_database_connections() -> None:
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        conn.close()  # back to the process's pool
+
+
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def return_database_connections(task=None, **_):
+    """Each task takes its connections from the process's pool and gives them back when it
+    ends, as a web request does (CONN_MAX_AGE = 0): the pool checks a connection before it
+    lends it again, so a task never gets one the server dropped meanwhile. Celery's Django
+    fixup would close the pool itself around every task (settings.CELERY_DB_REUSE_MAX). A
+    task run eagerly (inside the caller's request or transaction) keeps the caller's."""
+    if not getattr(task.request, "is_eager", False):
+        _return_database_connections()
+
+
+@signals.worker_init.connect
+def close_database_connections_at_start(**_):
+    """What the fixup does at a worker's start unless CELERY_DB_REUSE_MAX is set: no
+    connection is open when the pool's processes start (a forked child closes what it
+    inherited without a word to the server, and the solo pool runs in this very process)."""
+    _return_database_connections()
+
+
 # --- One broker, one installation ------------------------------------------------------------
 BROKER_CLAIM_KEY = "pollservice:installation"
 BROKER_CLAIM_SECONDS = 7 * 24 * 3600

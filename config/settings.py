@@ -203,6 +203,12 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's Django fixup closes every database connection, and with Django's pool the pool
+# itself, before and after each task of a prefork worker (celery/celery#10554): a new
+# PostgreSQL connection per task, whose server process and set-up cost more than the task.
+# With this set it does so once every this many tasks; config/celery.py returns the
+# connections to the pool at each task's start and end instead, as a web request does.
+CELERY_DB_REUSE_MAX = 1000
 # Publishing a task must not hold up a request when the broker is down (the webhook sweeper
 # catches up later): one quick retry, a bounded connect. Workers reconnect on their own terms.
 CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -130,3 +130,57 @@ def test_a_burst_is_worked_off_in_batches_each_event_once(celery_broker, receive
     assert set(Delivery.objects.values_list("attempts", flat=True)) == {1}
     fan_outs = set(Event.objects.values_list("dispatched_at", flat=True))  # one instant per batch
     assert len(fan_outs) <= 45 / services.CLAIM_BATCH + 1
+
+
+@pytest.mark.postgresql
+def test_a_prefork_worker_keeps_its_database_connections_from_task_to_task(procs, broker, settings, make_space):
+    """Celery's Django fixup closed each pool process's connection pool around every task:
+    a new PostgreSQL connection, a server process of its own, per task. Each pool process
+    now connects once, and its pool lends that connection to every task after."""
+    from django.db import connection
+
+    procs.env.update(WEBHOOKS_DISPATCH="celery", CELERY_BROKER_URL=broker.url)
+    settings.WEBHOOKS_DISPATCH = "celery"
+    space, _ = make_space()
+    previous = use_broker(broker.url)
+
+    def sessions() -> int:
+        """Connections made to the test database so far (each counted by the server process
+        that served it, at the latest when it exits)."""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute("SELECT sessions FROM pg_stat_database WHERE datname = current_database()")
+            return cursor.fetchone()[0]
+
+    def workers(action: str = "count(*)") -> int:
+        """`action` on the server processes of the worker's connections (those made since it started)."""
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT {action} FROM pg_stat_activity WHERE datname = current_database() "
+                           "AND backend_start > %s", [started])
+            return cursor.fetchone()[0]
+
+    try:
+        before = sessions()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT now()")
+            started = cursor.fetchone()[0]
+        worker = procs.start("-m", "celery", "-A", "config", "worker", "--loglevel", "WARNING", "--concurrency", "2",
+                             "--without-gossip", "--without-mingle", "--without-heartbeat", group=True)
+
+        def fanned_out(events: range) -> None:
+            for n in events:  # each event's commit enqueues a fan-out, run before the next event
+                event = services.record_event(space_id=space.id, type="poll.created", poll_id=f"conn{n:08d}")
+                wait_until(lambda event=event: Event.objects.filter(pk=event.pk, dispatched_at__isnull=False).exists())
+
+        fanned_out(range(30))
+        # The server ends the worker's connections between two tasks: the next tasks get new
+        # ones from the pool (which looks at a connection before lending it), none fails.
+        assert workers("bool_and(pg_terminate_backend(pid))")
+        fanned_out(range(30, 34))
+        procs.kill_group(worker)
+        wait_until(lambda: workers() == 0)  # the worker's server processes have exited (and counted)
+    finally:
+        use_broker(previous)
+    # A connection per pool process at first, and again after the server ended them: not
+    # one per task (34).
+    assert 1 <= sessions() - before <= 4
