@@ -14,7 +14,8 @@ Configurations:
 - postgres: PostgreSQL (`--postgres-url`, default postgres://postgres@127.0.0.1:5432/bench_http,
   dropped and created again: use a scratch database) and Redis (`--redis-url`, default
   redis://127.0.0.1:6379/7, the rate-limit counters and the Celery broker), as the
-  Procfile's web process runs.
+  Procfile's web process runs, with its Celery worker beside it (which fans out the events
+  of the writes).
 
 Each round runs every target for `--seconds` (wrk, one thread): the throughput endpoints with
 `--connections` connections (ratio = rps ÷ the bare view's rps of the same round; the median
@@ -26,9 +27,10 @@ is still counted). The 1-minute load average is printed at the start and the end
 configuration: the machine is shared, so compare ratios of one run, not absolute figures.
 
 `--cpu` also prints, for each throughput endpoint, the CPU time per request of each process
-that served it, read from /proc around every wrk run: the web workers, `manage.py runjobs`
-(SQLite), the bench database's PostgreSQL backends, redis-server, and the whole machine
-(wrk and the kernel included; run it on an otherwise idle machine). Under wrk the machine's
+that served it, read from /proc around every wrk run: the web workers, the jobs (`manage.py
+runjobs` beside SQLite, the Celery worker and its pool beside PostgreSQL), the bench
+database's PostgreSQL backends, redis-server, and the whole machine (wrk and the kernel
+included; run it on an otherwise idle machine). Under wrk the machine's
 CPU is the bottleneck, so these say where a request's cost lies, and they move less from
 one run to the next than throughput does.
 """
@@ -117,10 +119,11 @@ def reset_postgres(url: str) -> None:
 
 
 class Service:
-    """gunicorn (and, for SQLite, `manage.py runjobs`), each in its own process group,
-    stopped on exit."""
+    """gunicorn and the process that works off the jobs beside it (`jobs`: `manage.py
+    runjobs` for SQLite, the Procfile's Celery worker with PostgreSQL), each in its own
+    process group, stopped on exit."""
 
-    def __init__(self, env: dict, workdir: Path, jobs: bool):
+    def __init__(self, env: dict, workdir: Path, jobs: list[str], jobs_env: dict):
         self.env, self.workdir, self.port = env, workdir, int(env["PORT"])
         self.procs = []
         self.log = open(workdir / "server.log", "ab")
@@ -128,11 +131,9 @@ class Service:
             [GUNICORN, "--config", "config/gunicorn.py", "bench.app:application"],
             cwd=BASE_DIR, env=env, stdout=self.log, stderr=self.log, start_new_session=True,
         ))
-        if jobs:
-            self.procs.append(subprocess.Popen(
-                [PYTHON, "manage.py", "runjobs"], cwd=BASE_DIR, env=env, stdout=self.log, stderr=self.log,
-                start_new_session=True,
-            ))
+        self.procs.append(subprocess.Popen(
+            jobs, cwd=BASE_DIR, env={**env, **jobs_env}, stdout=self.log, stderr=self.log, start_new_session=True,
+        ))
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -157,11 +158,12 @@ class Service:
             conn.close()
 
     def workers(self) -> list[int]:
-        master = self.procs[0].pid
-        try:
-            return [int(pid) for pid in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
-        except OSError:
-            return []
+        return children(self.procs[0].pid)
+
+    def jobs(self) -> list[int]:
+        """The jobs' process and its children (Celery's pool)."""
+        main = self.procs[1].pid
+        return [main, *children(main)]
 
     def stop(self) -> None:
         for proc in self.procs:
@@ -174,6 +176,13 @@ class Service:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         self.log.close()
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def peak_rss_kb(pid: int) -> int:
@@ -215,7 +224,7 @@ class CpuProbe:
         self.service, self.postgres_url, self.redis_url = service, postgres_url, redis_url
 
     def groups(self) -> dict[str, list[int]]:
-        groups = {"web": self.service.workers(), "jobs": [proc.pid for proc in self.service.procs[1:]]}
+        groups = {"web": self.service.workers(), "jobs": self.service.jobs()}
         if self.postgres_url:
             import psycopg
             from psycopg.conninfo import conninfo_to_dict
@@ -302,7 +311,11 @@ def run_config(name: str, args, workdir: Path) -> dict:
         scripts[method] = script
 
     load_start = os.getloadavg()[0]
-    service = Service(env, workdir, jobs=name == "sqlite")
+    if name == "sqlite":  # as bin/serve and the Procfile run them
+        service = Service(env, workdir, [PYTHON, "manage.py", "runjobs"], {})
+    else:
+        service = Service(env, workdir, [str(Path(PYTHON).with_name("celery")), "-A", "config", "worker",
+                                         "--loglevel", "WARNING"], {"DB_SYNCHRONOUS_COMMIT": "off"})
     probe = CpuProbe(service, env["DATABASE_URL"] if name != "sqlite" else None, env["REDIS_URL"] or None)
     cpu: dict[str, dict[str, float]] = {}  # label -> group -> CPU seconds, "requests" included
     targets = [target for target in TARGETS if target[0].startswith("bare") or not args.only
