@@ -18,11 +18,16 @@ _EVENT, _DELIVERY = Table(Event, "e"), Table(Delivery, "d")
 _ENDPOINT, _SPACE, _PRO = Table(Endpoint, "n"), Table(Space, "ns"), Table(Subscription, "np")
 
 
+def _waiting() -> str:
+    """The condition of an event not fanned out yet."""
+    return f"{_EVENT.column('dispatched_at')} IS NULL"
+
+
 @functools.cache
 def _work_sql(vendor: str) -> str:
     d = _DELIVERY.column
     return (
-        f"SELECT EXISTS (SELECT 1 FROM {_EVENT.table} WHERE {_EVENT.column('dispatched_at')} IS NULL), "
+        f"SELECT EXISTS (SELECT 1 FROM {_EVENT.table} WHERE {_waiting()}), "
         f"EXISTS (SELECT 1 FROM {_DELIVERY.table} WHERE {d('status')} = %s AND {d('next_attempt_at')} <= %s "
         f"AND {d('attempts')} < {d('max_attempts')} AND ({d('claimed_until')} IS NULL OR {d('claimed_until')} <= %s))"
     )
@@ -41,7 +46,7 @@ def work_waiting(now: datetime) -> tuple[bool, bool]:
 
 @functools.cache
 def _events_waiting_sql(vendor: str) -> str:
-    return f"SELECT 1 FROM {_EVENT.table} WHERE {_EVENT.column('dispatched_at')} IS NULL LIMIT 1"
+    return f"SELECT 1 FROM {_EVENT.table} WHERE {_waiting()} LIMIT 1"
 
 
 def events_waiting() -> bool:
@@ -57,7 +62,7 @@ def _oldest_events_sql(vendor: str) -> str:
     # (PostgreSQL); SQLite's transaction holds the whole database's write lock instead.
     lock = " FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
     return (
-        f"SELECT {_EVENT.columns()} FROM {_EVENT.table} WHERE {_EVENT.column('dispatched_at')} IS NULL "
+        f"SELECT {_EVENT.columns()} FROM {_EVENT.table} WHERE {_waiting()} "
         f"ORDER BY {_EVENT.column('created_at')} LIMIT %s{lock}"
     )
 
@@ -70,14 +75,20 @@ def oldest_waiting_events(limit: int) -> list[Event]:
         return [_EVENT.build(row) for row in cursor.fetchall()]
 
 
+@functools.lru_cache(maxsize=256)
+def _mark_sql(vendor: str, events: int) -> str:
+    q, meta = connection.ops.quote_name, Event._meta
+    return (
+        f"UPDATE {q(meta.db_table)} SET {q(meta.get_field('dispatched_at').column)} = %s "
+        f"WHERE {q(meta.pk.column)} IN ({', '.join(['%s'] * events)})"
+    )
+
+
 def mark_dispatched(event_ids: list[str], at: datetime) -> None:
     """`Event.objects.filter(pk__in=event_ids).update(dispatched_at=at)`."""
-    table, q = Event._meta.db_table, connection.ops.quote_name
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {q(table)} SET {q('dispatched_at')} = %s WHERE {q('id')} IN ({', '.join(['%s'] * len(event_ids))})",
-            [connection.ops.adapt_datetimefield_value(at), *event_ids],
-        )
+        cursor.execute(_mark_sql(connection.vendor, len(event_ids)),
+                       [connection.ops.adapt_datetimefield_value(at), *event_ids])
 
 
 @functools.lru_cache(maxsize=256)
