@@ -25,6 +25,7 @@ from django import db
 from django.conf import settings
 from django.utils import timezone
 
+from core.redis_commands import Script
 from webhooks import queries, services
 
 logger = logging.getLogger("service.webhooks")
@@ -54,6 +55,28 @@ HEARTBEAT_SECONDS = 5.0
 # what waits meanwhile.
 FAN_OUT_QUEUED_KEY = "webhooks:fan-out-queued"
 FAN_OUT_QUEUED_SECONDS = 30
+# The Celery fan-out batches as the embedded one does: a task starting marks it for
+# FAN_OUT_BATCH_SECONDS (FAN_OUT_RECENT_KEY), and a fan-out enqueued meanwhile is given the
+# rest of that time as its countdown, so under a stream of writes one task starts at most
+# every FAN_OUT_BATCH_SECONDS and takes every event committed until then (each task costs
+# the worker a few milliseconds of Celery's and kombu's own work, whatever it carries). The
+# first event after a quiet spell is enqueued with no countdown, as before.
+FAN_OUT_RECENT_KEY = "webhooks:fan-out-recent"
+# KEYS: the queued mark, the recent mark; ARGV: the event id, FAN_OUT_QUEUED_SECONDS. Nil
+# when a fan-out is queued already; else the recent mark's PTTL: -2 (none: no countdown)
+# or the milliseconds it has left.
+_MARK_QUEUED = Script("""
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
+  return redis.call('PTTL', KEYS[2])
+end
+return false
+""")
+# KEYS: the queued mark, the recent mark; ARGV: FAN_OUT_BATCH_SECONDS in milliseconds.
+_MARK_STARTING = Script("""
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[1])
+return 1
+""")
 
 _running: "Dispatcher | None" = None
 _wake = threading.Event()
@@ -85,7 +108,7 @@ def wait(timeout: float) -> bool:
     return woken
 
 
-def _enqueue(task_name: str, *args) -> bool:
+def _enqueue(task_name: str, *args, countdown: float | None = None) -> bool:
     # Celery is only imported where it is used: the project's app first (its broker, and the
     # receivers that carry this request's log context into the task), then the task.
     from core.tasks import celery_app
@@ -93,7 +116,7 @@ def _enqueue(task_name: str, *args) -> bool:
 
     try:
         celery_app()
-        getattr(tasks, task_name).apply_async(args, retry=False)
+        getattr(tasks, task_name).apply_async(args, countdown=countdown, retry=False)
     except Exception:  # noqa: BLE001 - the broker is down: the sweeper will deliver
         logger.warning("could not enqueue a webhook task; the sweeper will pick it up",
                        extra={"task": task_name, "task_args": list(args)}, exc_info=True)
@@ -102,47 +125,61 @@ def _enqueue(task_name: str, *args) -> bool:
 
 
 def _enqueue_fan_out(event_id: str) -> None:
-    """Enqueue a fan-out unless one is queued and not started yet (FAN_OUT_QUEUED_KEY)."""
+    """Enqueue a fan-out unless one is queued and not started yet (FAN_OUT_QUEUED_KEY), with
+    the rest of the batch window as its countdown when one started lately (FAN_OUT_RECENT_KEY)."""
     import redis
 
-    mark = _fan_out_mark()
-    if mark is not None:
-        commands, key = mark
+    marks = _fan_out_marks()
+    countdown = None
+    if marks is not None:
+        commands, keys = marks
         try:
-            if not commands.run("SET", key, event_id, "NX", "EX", FAN_OUT_QUEUED_SECONDS):
-                return
+            recent_ms = commands.script(_MARK_QUEUED, keys, [event_id, FAN_OUT_QUEUED_SECONDS])
         except redis.RedisError:  # the broker is down: the enqueue below fails and logs it
-            mark = None
-    if not _enqueue("fan_out_event", event_id) and mark is not None:
-        _clear(mark)
+            marks = None
+        else:
+            if recent_ms is None:
+                return
+            if recent_ms > 0:
+                countdown = recent_ms / 1000
+    if not _enqueue("fan_out_event", event_id, countdown=countdown) and marks is not None:
+        _clear(marks)
 
 
 def fan_out_starting() -> None:
-    """A fan-out task starts: from now on a new event enqueues a task of its own."""
-    mark = _fan_out_mark()
-    if mark is not None:
-        _clear(mark)
-
-
-def _clear(mark) -> None:
+    """A fan-out task starts: from now on a new event enqueues a task of its own, which
+    waits for the rest of FAN_OUT_BATCH_SECONDS."""
     import redis
 
-    commands, key = mark
+    marks = _fan_out_marks()
+    if marks is not None:
+        commands, keys = marks
+        try:
+            commands.script(_MARK_STARTING, keys, [round(FAN_OUT_BATCH_SECONDS * 1000)])
+        except redis.RedisError:  # the queued mark then expires by itself
+            logger.warning("could not clear the queued fan-out mark", exc_info=True)
+
+
+def _clear(marks) -> None:
+    import redis
+
+    commands, keys = marks
     try:
-        commands.run("DEL", key)
+        commands.run("DEL", keys[0])
     except redis.RedisError:  # the mark then expires by itself
         logger.warning("could not clear the queued fan-out mark", exc_info=True)
 
 
-def _fan_out_mark():
-    """(`core.redis_commands.Commands`, key) of the queued fan-out's mark in the Celery
-    app's broker, or None when the broker is not Redis."""
+def _fan_out_marks():
+    """(`core.redis_commands.Commands`, [queued key, recent key]) of the fan-out's marks in
+    the Celery app's broker, or None when the broker is not Redis."""
     from core.tasks import celery_app
 
     url = celery_app().conf.broker_url
     if not url.startswith(("redis://", "rediss://", "unix://")):
         return None
-    return _broker_client(url), f"{settings.CELERY_BROKER_PREFIX}{FAN_OUT_QUEUED_KEY}"
+    prefix = settings.CELERY_BROKER_PREFIX
+    return _broker_client(url), [f"{prefix}{FAN_OUT_QUEUED_KEY}", f"{prefix}{FAN_OUT_RECENT_KEY}"]
 
 
 @functools.cache

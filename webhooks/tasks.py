@@ -1,6 +1,7 @@
 """Celery tasks (`WEBHOOKS_DISPATCH = "celery"`): each parses its arguments and calls the
 services. Retry times live in the database, never in countdowns (a countdown longer than
-the Redis broker's visibility timeout is redelivered in a loop)."""
+the Redis broker's visibility timeout is redelivered in a loop); the only countdown is the
+fan-out's batch window, 30 ms at most (webhooks.dispatch.FAN_OUT_RECENT_KEY)."""
 
 from celery import shared_task
 
@@ -10,7 +11,8 @@ from webhooks import dispatch, jobs, selectors, services
 @shared_task(name="webhooks.fan_out_event", ignore_result=True)
 def fan_out_event(event_id: str) -> None:
     """Enqueued when an event's transaction commits, unless a fan-out is queued already
-    (webhooks.dispatch.FAN_OUT_QUEUED_KEY): fan out every waiting event (this one among
+    (webhooks.dispatch.FAN_OUT_QUEUED_KEY), with a countdown when another started less than
+    FAN_OUT_BATCH_SECONDS ago (FAN_OUT_RECENT_KEY): fan out every waiting event (this one among
     them, unless another worker is at it already), the first batch with its deliveries
     claimed in the same transaction; enqueue `deliver_due` tasks for the deliveries left
     due (webhooks.jobs.enqueue_senders); send its own, then whatever else is due."""

@@ -1,8 +1,10 @@
 """At scale: a task enqueued on commit through the Redis broker, run by a real Celery
 worker; a broker that is down loses nothing."""
 
+import json
 import logging
 import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
@@ -51,6 +53,12 @@ def client_queue_length() -> int:
     return redis.Redis.from_url(app.conf.broker_url).llen("celery")
 
 
+def queued_etas() -> list[datetime | None]:
+    """The `eta` of each task waiting in the broker's queue, oldest first (None: run at once)."""
+    messages = redis.Redis.from_url(app.conf.broker_url).lrange("celery", 0, -1)[::-1]  # LPUSH'd
+    return [eta and datetime.fromisoformat(eta) for eta in (json.loads(raw)["headers"]["eta"] for raw in messages)]
+
+
 def burst(count: int, receiver, make_endpoint, make_space) -> list[str]:
     """`count` events committed one after another (no worker running) in a space whose
     endpoint at `receiver` answers 200; their ids."""
@@ -76,6 +84,32 @@ def test_events_committed_while_a_fan_out_waits_in_the_queue_enqueue_nothing_mor
     later = services.record_event(space_id=space.id, type="poll.created", poll_id="poll99999999").id
     assert client_queue_length() == 2
     assert list(Event.objects.filter(dispatched_at__isnull=True).values_list("id", flat=True)) == [later]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fan_out_enqueued_right_after_another_started_waits_out_the_batch_window(celery_broker, make_space):
+    """Under a stream of writes a fan-out task starts at most every FAN_OUT_BATCH_SECONDS:
+    one enqueued sooner after the last one started counts down the rest of that time (and
+    the events committed meanwhile enqueue nothing); after a quiet spell, no countdown."""
+    space, _ = make_space()
+
+    def record(n: int) -> str:
+        return services.record_event(space_id=space.id, type="poll.created", poll_id=f"wind{n:08d}").id
+
+    first = record(0)
+    tasks.fan_out_event.apply(args=[first])  # the worker starts it: the window opens
+    enqueued_at = datetime.now(UTC)
+    record(1)
+    record(2)
+    window = timedelta(seconds=dispatch.FAN_OUT_BATCH_SECONDS)
+    etas = queued_etas()
+    assert len(etas) == 2 and etas[0] is None  # the first event's, after a quiet spell
+    assert enqueued_at < etas[1] <= enqueued_at + window + timedelta(milliseconds=5)
+    time.sleep(dispatch.FAN_OUT_BATCH_SECONDS * 2)
+    tasks.fan_out_event.apply(args=[first])  # the countdown is over: the queued task runs
+    time.sleep(dispatch.FAN_OUT_BATCH_SECONDS * 2)  # and nothing follows it
+    record(3)
+    assert queued_etas()[2] is None
 
 
 def test_a_broker_that_is_down_loses_nothing(local_urls, receiver, hook, space, caplog,
