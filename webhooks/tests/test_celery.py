@@ -49,6 +49,31 @@ def test_an_event_is_delivered_by_a_celery_worker_right_after_the_commit(celery_
     assert Event.objects.get().dispatched_at is not None
 
 
+@pytest.mark.postgresql  # the worker thread and the test share the database (below)
+@pytest.mark.django_db(transaction=True)
+def test_events_committed_in_a_stream_are_delivered_by_a_celery_worker_in_one_fan_out(celery_broker, receiver,
+                                                                                     make_endpoint, make_space,
+                                                                                     monkeypatch):
+    """Events 15 ms apart, the first right after a fan-out started: the first waits out
+    the batch window (a countdown the worker holds until its time), the others enqueue
+    nothing, and one fan-out takes them all (a window of 0.5 s here, so that the test
+    does not hang on the worker's speed)."""
+    monkeypatch.setattr(dispatch, "FAN_OUT_BATCH_SECONDS", 0.5)
+    space, _ = make_space()
+    make_endpoint(receiver.url_for("/hook"), target_space=space)
+    receiver.expect_request("/hook").respond_with_data("ok")
+    with start_worker(celery_broker, perform_ping_check=False, shutdown_timeout=10):
+        first = services.record_event(space_id=space.id, type="poll.created", poll_id="strm00000000").id
+        wait_until(lambda: Event.objects.filter(pk=first, dispatched_at__isnull=False).exists())
+        stream = []
+        for n in range(1, 6):
+            stream.append(services.record_event(space_id=space.id, type="poll.created", poll_id=f"strm{n:08d}").id)
+            time.sleep(0.015)
+        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 6)
+    assert sorted(got["body"]["id"] for got in received(receiver)) == sorted([first, *stream])
+    assert len(set(Event.objects.filter(pk__in=stream).values_list("dispatched_at", flat=True))) == 1
+
+
 def client_queue_length() -> int:
     return redis.Redis.from_url(app.conf.broker_url).llen("celery")
 
