@@ -23,25 +23,46 @@ def _waiting() -> str:
     return f"{_EVENT.column('dispatched_at')} IS NULL"
 
 
+def _due() -> str:
+    """The condition of a delivery due at a time (parameters: the pending status, the time
+    twice): `selectors.due_deliveries`."""
+    d = _DELIVERY.column
+    return (f"{d('status')} = %s AND {d('next_attempt_at')} <= %s AND {d('attempts')} < {d('max_attempts')} "
+            f"AND ({d('claimed_until')} IS NULL OR {d('claimed_until')} <= %s)")
+
+
+def _due_params(now: datetime) -> list:
+    at = connection.ops.adapt_datetimefield_value(now)
+    return [Delivery.Status.PENDING, at, at]
+
+
 @functools.cache
 def _work_sql(vendor: str) -> str:
-    d = _DELIVERY.column
-    return (
-        f"SELECT EXISTS (SELECT 1 FROM {_EVENT.table} WHERE {_waiting()}), "
-        f"EXISTS (SELECT 1 FROM {_DELIVERY.table} WHERE {d('status')} = %s AND {d('next_attempt_at')} <= %s "
-        f"AND {d('attempts')} < {d('max_attempts')} AND ({d('claimed_until')} IS NULL OR {d('claimed_until')} <= %s))"
-    )
+    return (f"SELECT EXISTS (SELECT 1 FROM {_EVENT.table} WHERE {_waiting()}), "
+            f"EXISTS (SELECT 1 FROM {_DELIVERY.table} WHERE {_due()})")
 
 
 def work_waiting(now: datetime) -> tuple[bool, bool]:
     """Whether an event waits to be fanned out, and whether a delivery is due at `now`: what
     `Event.objects.filter(dispatched_at__isnull=True).exists()` and
     `selectors.due_deliveries(now).exists()` tell. One query."""
-    at = connection.ops.adapt_datetimefield_value(now)
     with connection.cursor() as cursor:
-        cursor.execute(_work_sql(connection.vendor), [Delivery.Status.PENDING, at, at])
+        cursor.execute(_work_sql(connection.vendor), _due_params(now))
         events, due = cursor.fetchone()
     return bool(events), bool(due)
+
+
+@functools.cache
+def _deliveries_due_sql(vendor: str) -> str:
+    return f"SELECT 1 FROM {_DELIVERY.table} WHERE {_due()} LIMIT 1"
+
+
+def deliveries_due(now: datetime) -> bool:
+    """`selectors.due_deliveries(now).exists()`: the look before a claim (a Celery fan-out
+    task makes it after sending its own deliveries, every `deliver_due` task in its loop)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_deliveries_due_sql(connection.vendor), _due_params(now))
+        return cursor.fetchone() is not None
 
 
 @functools.cache
