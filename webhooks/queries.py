@@ -1,8 +1,9 @@
 """The embedded dispatcher's look for work, the fan-out's reads and write, and the look for
-due deliveries before a claim as hand-written statements (core.rows): on SQLite every commit of another process (each API request's
-rate-limit counter among them) wakes the dispatcher, and under a stream of writes it fans
-out a batch every few tens of milliseconds; building the ORM's SQL for those statements
-cost it several times more than running them (docs/performance.md). Each is tested against
+due deliveries before a claim as hand-written statements (core.rows): on SQLite every
+commit of another process (each API request's rate-limit counter among them) wakes the
+dispatcher, and under a stream of writes it fans out a batch every few tens of
+milliseconds, as Celery's fan-out tasks do; building the ORM's SQL for those statements
+cost several times more than running them (docs/performance.md). Each is tested against
 the ORM query it stands for. Everything else in webhooks uses the ORM."""
 
 import functools
