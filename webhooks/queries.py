@@ -54,15 +54,18 @@ def work_waiting(now: datetime) -> tuple[bool, bool]:
 
 
 @functools.cache
-def _deliveries_due_sql(vendor: str) -> str:
-    return f"SELECT 1 FROM {_DELIVERY.table} WHERE {_due()} LIMIT 1"
+def _deliveries_due_sql(vendor: str, one: bool) -> str:
+    only = f" AND {_DELIVERY.column('id')} = %s" if one else ""
+    return f"SELECT 1 FROM {_DELIVERY.table} WHERE {_due()}{only} LIMIT 1"
 
 
-def deliveries_due(now: datetime) -> bool:
-    """`selectors.due_deliveries(now).exists()`: the look before a claim (a Celery fan-out
-    task makes it after sending its own deliveries, every `deliver_due` task in its loop)."""
+def deliveries_due(now: datetime, delivery_id: str | None = None) -> bool:
+    """`selectors.due_deliveries(now).exists()`, or of that one delivery: the look before a
+    claim (a Celery fan-out task makes it after sending its own deliveries, every
+    `deliver_due` task in its loop)."""
+    one = delivery_id is not None
     with connection.cursor() as cursor:
-        cursor.execute(_deliveries_due_sql(connection.vendor), _due_params(now))
+        cursor.execute(_deliveries_due_sql(connection.vendor, one), _due_params(now) + ([delivery_id] if one else []))
         return cursor.fetchone() is not None
 
 

@@ -109,16 +109,13 @@ def claim_due(*, limit: int = 1, delivery_id: str | None = None) -> list[Claim]:
     can send it until this one finishes or the lease expires. An attempt left unfinished
     by a worker that died is closed as interrupted."""
     now = timezone.now()
-    # A plain read first: an idle loop never takes the write lock (hand-written when it
-    # looks for any due delivery: every Celery fan-out task ends with it).
-    if delivery_id is None:
-        if not queries.deliveries_due(now):
-            return []
-        due = selectors.due_deliveries(now)
-    else:
-        due = selectors.due_deliveries(now).filter(pk=delivery_id)
-        if not due.exists():
-            return []
+    # A plain read first (hand-written: every Celery fan-out task ends with it), so that an
+    # idle loop never takes the write lock.
+    if not queries.deliveries_due(now, delivery_id):
+        return []
+    due = selectors.due_deliveries(now)
+    if delivery_id is not None:
+        due = due.filter(pk=delivery_id)
     token = random_id()
     with transaction.atomic():
         # A delivery whose lease expired had a worker die on it.

@@ -24,9 +24,13 @@ def orm_says(now) -> tuple[bool, bool]:
 
 
 def queries_say(now) -> tuple[bool, bool]:
-    """`work_waiting`, whose second answer `deliveries_due` gives alone."""
+    """`work_waiting`, whose second answer `deliveries_due` gives alone, and for the one
+    delivery there is by its id (never for another id)."""
     events, due = queries.work_waiting(now)
     assert queries.deliveries_due(now) == due
+    for delivery_id in Delivery.objects.values_list("pk", flat=True):
+        assert queries.deliveries_due(now, delivery_id) == due
+    assert not queries.deliveries_due(now, "not-a-delivery")
     return events, due
 
 
