@@ -3,6 +3,7 @@
 
 from collections.abc import Iterable
 from datetime import UTC, date, datetime
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db.models.functions import Lower
@@ -28,6 +29,14 @@ from polls.services.lifecycle import options_past_at
 from polls.timezones import InvalidTimeZone, canonical_time_zone, get_zone
 from spaces.models import Space, User
 from webhooks.services import announce, poll_event
+
+
+class OptionValues(NamedTuple):
+    """An option's values before the poll is made (`options_past_at` reads them too)."""
+
+    date: date | None
+    start_time: datetime | None
+    duration: int | None
 
 
 def create_poll(
@@ -67,7 +76,7 @@ def create_poll(
             raise ServiceError("a date poll has dates only: no time slots, generators, duration or time zone")
         days = dict.fromkeys(dates)
         count = len(days)
-        options = [Option(date=day) for day in days] if count <= limit else None
+        options = [OptionValues(day, None, None) for day in days] if count <= limit else None
     elif kind == Poll.Kind.TIME:
         if dates:
             raise ServiceError("a time poll has time slots, not dates")
@@ -85,7 +94,8 @@ def create_poll(
         raise InappropriateContent("; ".join(f"{field}: flagged by content moderation" for field in flagged))
 
     now = timezone.now()
-    poll = Poll(
+    poll = rows.new(
+        Poll,
         space=space,
         organizer=organizer,
         **details,
@@ -95,12 +105,14 @@ def create_poll(
         updated_at=now,
         past_at=options_past_at(kind=kind, time_zone=time_zone, options=options),
     )
-    for option in options:
-        option.poll = poll
+    # In display order (OPTION_ORDER): the values are unique, so no None is ever compared.
+    options = [
+        rows.new(Option, poll=poll, date=day, start_time=start, duration=minutes)
+        for day, start, minutes in sorted(options)
+    ]
     event = poll_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now)
     rows.store([poll], options, [event])  # all or none; one statement on PostgreSQL
     announce(event)
-    options.sort(key=Option.display_order)
     return poll, options
 
 
@@ -135,12 +147,11 @@ def _check_duration(what: str, minutes: int | None) -> None:
 
 def _time_options(
     slots: list[TimeSlot], generators: list[Generator], duration: int | None, time_zone: str | None, limit: int
-) -> tuple[list[Option] | None, int]:
+) -> tuple[list[OptionValues] | None, int]:
     """Slots and generated slots, in UTC, without duplicates (same start and same
     duration), and how many there are. Slots are counted as Unix seconds in sets (a year of
-    quarter-hours from ten generators is about 350,000 integers: milliseconds); the Option
-    objects, which cost far more, are built only when the poll is within `limit` (None
-    otherwise)."""
+    quarter-hours from ten generators is about 350,000 integers: milliseconds); the options'
+    values are made only when the poll is within `limit` (None otherwise)."""
     zone = get_zone(time_zone) if time_zone else None
     starts: dict[int, set[int]] = {}  # duration -> start instants
     for index, slot in enumerate(slots):
@@ -161,7 +172,7 @@ def _time_options(
     if count > limit:
         return None, count
     return [
-        Option(start_time=datetime.fromtimestamp(start, UTC), duration=minutes)
+        OptionValues(None, datetime.fromtimestamp(start, UTC), minutes)
         for minutes, instants in starts.items()
         for start in instants
     ], count

@@ -53,7 +53,8 @@ def new_event(*, space_id: str, type: str, poll_id: str, data: dict, participant
                at: datetime | None = None) -> Event:
     """An unsaved event with its envelope serialized once, the bytes every attempt sends."""
     at = at or timezone.now()
-    event = Event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, created_at=at)
+    event = rows.new(Event, space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data,
+                     created_at=at)
     event.body = json.dumps(
         {"version": PAYLOAD_VERSION, "id": event.id, "type": type, "createdAt": instant(at), "data": data},
         separators=(",", ":"),
