@@ -35,7 +35,7 @@ from polls.rules import (
     max_length,
     setting_default,
 )
-from polls.timezones import InvalidTimeZone, canonical_time_zone
+from polls.timezones import canonical_time_zone
 
 # --- Input fields ------------------------------------------------------------------------
 
@@ -58,27 +58,18 @@ class StartTimeField(ParsedField):
 
 @extend_schema_field({"type": "string", "maxLength": max_length(Poll, "time_zone"), "examples": ["Europe/Berlin"]})
 class TimeZoneField(StrictCharField):
+    convert = canonical_time_zone  # InvalidTimeZone is a ValueError
+
     def __init__(self, **kwargs):
         super().__init__(max_length=max_length(Poll, "time_zone"), **kwargs)
-
-    def to_internal_value(self, data):
-        name = super().to_internal_value(data)
-        try:
-            return canonical_time_zone(name)
-        except InvalidTimeZone as exc:
-            raise serializers.ValidationError(str(exc))
 
 
 @extend_schema_field({"type": "string", "format": "email", "maxLength": EMAIL_MAX_LENGTH})
 class EmailField(StrictCharField):
+    convert = parse_email
+
     def __init__(self, **kwargs):
         super().__init__(max_length=EMAIL_MAX_LENGTH, **kwargs)
-
-    def to_internal_value(self, data):
-        try:
-            return parse_email(super().to_internal_value(data))
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc))
 
 
 def duration_field(**kwargs):
@@ -228,11 +219,14 @@ def as_generator(item: dict, duration: int) -> Generator:
     )
 
 
-def poll_input_serializer(data) -> StrictSerializer:
+_FORMS = {Poll.Kind.DATE: DatePollInput, Poll.Kind.TIME: TimePollInput}
+
+
+def validated_poll_input(data) -> dict:
+    """The validated `POST /v1/polls` body, by its `kind`, or the ValidationError raised."""
     kind = data.get("kind") if isinstance(data, dict) else None
-    forms = {Poll.Kind.DATE: DatePollInput, Poll.Kind.TIME: TimePollInput}
-    cls = forms[kind] if isinstance(kind, str) and kind in forms else UnknownKindPollInput
-    return cls(data=data)
+    cls = _FORMS[kind] if isinstance(kind, str) and kind in _FORMS else UnknownKindPollInput
+    return cls.validated(data)
 
 
 def create_poll_arguments(data: dict) -> dict:

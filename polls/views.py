@@ -13,7 +13,7 @@ from idempotency.views import IDEMPOTENCY_KEY, IdempotentCreate
 from polls import encoding, examples, presenters, selectors, services
 from polls.models import Poll
 from polls.rules import ParticipantNotFound, PollNotFound
-from polls.serializers import DatePollInput, TimePollInput, create_poll_arguments, poll_input_serializer
+from polls.serializers import DatePollInput, TimePollInput, create_poll_arguments, validated_poll_input
 
 POLL_ID = OpenApiParameter("pollId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Poll id.")
 
@@ -86,9 +86,7 @@ class PollCollectionView(IdempotentCreate, ApiView):
     )
     def post(self, request):
         def validate(body: dict):
-            serializer = poll_input_serializer(body)
-            serializer.is_valid(raise_exception=True)
-            arguments = create_poll_arguments(serializer.validated_data)
+            arguments = create_poll_arguments(validated_poll_input(body))
 
             def create() -> dict:
                 poll, options = services.create_poll(space=request.auth.space, **arguments)

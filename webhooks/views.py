@@ -78,9 +78,7 @@ class WebhookCollectionView(IdempotentCreate, ApiView):
     )
     def post(self, request):
         def validate(body: dict):
-            serializer = WebhookCreateInput(data=body)
-            serializer.is_valid(raise_exception=True)
-            data = serializer.validated_data
+            data = WebhookCreateInput.validated(body)
 
             def create() -> dict:
                 # A refusal (ServiceError) is answered with its code by the exception handler.
@@ -128,9 +126,7 @@ class WebhookDetailView(ApiView):
     )
     def patch(self, request, webhookId):
         endpoint = _get_endpoint(request, webhookId)
-        serializer = WebhookUpdateInput(data=self.json_body(request))
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = WebhookUpdateInput.validated(self.json_body(request))
         with services.url_checked_ahead(data.get("url"), released=slot_released):
             endpoint = services.update_endpoint(
                 endpoint=endpoint, url=data.get("url"), event_types=data.get("events"), enabled=data.get("enabled"),

@@ -27,6 +27,10 @@ class StrictCharField(serializers.CharField):
         "surrogate": "must be valid Unicode text",
     }
 
+    #: A function of the text (trimmed) giving the field's value; its ValueError is the
+    #: message. None: the text itself.
+    convert = None
+
     def to_internal_value(self, data):
         if not isinstance(data, str):
             self.fail("invalid")
@@ -36,7 +40,14 @@ class StrictCharField(serializers.CharField):
             data.encode("utf-8")
         except UnicodeEncodeError:
             self.fail("surrogate")
-        return super().to_internal_value(data)
+        value = super().to_internal_value(data)
+        convert = type(self).convert
+        if convert is None:
+            return value
+        try:
+            return convert(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc))
 
 
 class StrictBooleanField(serializers.BooleanField):
@@ -151,6 +162,20 @@ class StrictSerializer(serializers.Serializer):
             writable = [field for field in self.fields.values() if not field.read_only]
             cls._shared_writable_fields = writable
         return writable
+
+    @classmethod
+    def validated(cls, data) -> dict:
+        """The validated data of `data`, or DRF's ValidationError raised: a valid body
+        takes the quick pass without a serializer made for it."""
+        quick = quick_validator(cls)
+        if quick is not None:
+            try:
+                return quick(data)
+            except QUICK_GIVES_UP:
+                pass
+        serializer = cls(data=data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
 
     def is_valid(self, *, raise_exception=False):
         # A valid body takes the quick pass (core.api.quick); any other is DRF's to judge.

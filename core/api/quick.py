@@ -103,8 +103,9 @@ def _field(field) -> Callable[[object], object]:
         nested = _serializer(field)
         if nested is not None:
             return _not_null(nested)
-    elif known and kind is strict.StrictCharField:
-        return _char(field)
+    elif known and isinstance(field, strict.StrictCharField):
+        if kind.to_internal_value is strict.StrictCharField.to_internal_value:
+            return _char(field, kind.convert)
     elif known and kind is strict.StrictBooleanField:
         return _exact(bool)
     elif known and kind is strict.StrictIntegerField:
@@ -144,9 +145,10 @@ def _exact(type_):
     return check
 
 
-def _char(field):
+def _char(field, convert=None):
     # DRF: a blank value ('' or, trimmed, only whitespace) is '' when allowed and nothing
-    # else is checked; otherwise the value trimmed, then its length.
+    # else is checked; otherwise the value trimmed, then its length, then the field's
+    # conversion (StrictCharField.convert), whose ValueError gives up.
     trim, allow_blank = field.trim_whitespace, field.allow_blank
     max_length, min_length = field.max_length, field.min_length
 
@@ -163,7 +165,7 @@ def _char(field):
             return ""
         if max_length is not None and len(value) > max_length or min_length is not None and len(value) < min_length:
             raise GiveUp
-        return value
+        return value if convert is None else convert(value)
 
     return check
 

@@ -5,7 +5,7 @@ from datetime import date
 
 from polls import services
 from polls.models import Poll, Vote
-from polls.serializers import create_poll_arguments, poll_input_serializer
+from polls.serializers import create_poll_arguments, validated_poll_input
 
 
 def make_poll(space, body: dict | None = None, **fields) -> Poll:
@@ -13,9 +13,7 @@ def make_poll(space, body: dict | None = None, **fields) -> Poll:
     dates); `fields` are then written to the row directly (e.g. status for a test setup)."""
     body = body or {"title": "Team dinner", "kind": "date",
                     "options": [{"date": "2030-01-01"}, {"date": "2030-01-02"}, {"date": "2030-01-03"}]}
-    serializer = poll_input_serializer(body)
-    serializer.is_valid(raise_exception=True)
-    poll, _ = services.create_poll(space=space, **create_poll_arguments(serializer.validated_data))
+    poll, _ = services.create_poll(space=space, **create_poll_arguments(validated_poll_input(body)))
     if fields:
         Poll.objects.filter(pk=poll.pk).update(**fields)
     return Poll.objects.get(pk=poll.pk)
