@@ -11,7 +11,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, models, transaction
@@ -257,7 +257,7 @@ def new(model, **values):
 # How `insert` passes each field's value, by the field's exact class (a subclass may change
 # its values); every other field, and every other value, goes through the field
 # (`pre_save`, then `get_db_prep_save`), as bulk_create does.
-_AS_IS, _TIMESTAMP, _DAY, _FIELD = range(4)
+_AS_IS, _TIMESTAMP, _DAY, _JSON, _FIELD = range(5)
 _KINDS = {
     # a str, int, bool or None stored as it is
     **dict.fromkeys((models.CharField, models.TextField, models.EmailField, models.BooleanField, models.IntegerField,
@@ -266,6 +266,9 @@ _KINDS = {
     # preparation comes to for one: it only warns about naive ones)
     models.DateTimeField: _TIMESTAMP,
     models.DateField: _DAY,  # None as it is
+    # None as it is; a dict or list adapted by the backend, with the field's encoder (what
+    # the field's own preparation comes to for them)
+    models.JSONField: _JSON,
 }
 _AS_IS_VALUES = {str, int, bool, type(None)}
 _MAX_PARAMETERS = 65_535
@@ -338,17 +341,20 @@ def _inserts(objects: list) -> list[tuple[str, list]]:
     if model._meta.pk.db_returning:
         raise ValueError(f"{model.__name__}: ids made by the database are not supported")
     head, row, columns, arrays = _insert_plan(model, connection.vendor)
-    adapt_timestamp = connection.ops.adapt_datetimefield_value
+    adapt_timestamp = _utc_text if connection.vendor == "sqlite" else connection.ops.adapt_datetimefield_value
+    adapt_json = connection.ops.adapt_json_value
     params = []
     append = params.append
     for obj in objects:
         values = obj.__dict__
         for attname, field, kind in columns:
             value = values[attname]
-            if kind is _AS_IS and type(value) in _AS_IS_VALUES or value is None and kind in (_TIMESTAMP, _DAY):
+            if kind is _AS_IS and type(value) in _AS_IS_VALUES or value is None and kind in (_TIMESTAMP, _DAY, _JSON):
                 append(value)
             elif kind is _TIMESTAMP and type(value) is datetime and value.utcoffset() is not None:
                 append(adapt_timestamp(value))
+            elif kind is _JSON and type(value) in (dict, list):
+                append(adapt_json(value, field.encoder))
             else:
                 append(field.get_db_prep_save(field.pre_save(obj, True), connection))
     width = len(columns)
@@ -366,6 +372,14 @@ def _inserts(objects: list) -> list[tuple[str, list]]:
         for start in range(0, len(objects), batch)
         for chunk in [objects[start:start + batch]]
     ]
+
+
+def _utc_text(value: datetime):
+    """SQLite's adaptation of an aware timestamp (the text of its wall clock in the
+    connection's zone), without converting one already in UTC when that zone is UTC."""
+    if value.tzinfo is UTC and connection.timezone_name == "UTC":
+        return str(value.replace(tzinfo=None))
+    return connection.ops.adapt_datetimefield_value(value)
 
 
 def _stored(objects: list) -> None:
