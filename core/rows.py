@@ -218,10 +218,11 @@ def _new_plan(model) -> tuple[list, dict] | None:
 def new(model, **values):
     """`model(**values)`, the same instance, built without `Model.__init__`'s walk of every
     field through its descriptors (20 us an option with its poll, 44 us a poll: a fifth of
-    creating a poll of ten options). `values` are given by field or attribute name; a foreign key by name
-    takes an instance of its model, which is cached on the new one as its descriptor does.
-    Anything else (a property, an unknown name, a pre_init or post_init receiver, a model
-    `_new_plan` refuses) goes to the constructor. tests/test_rows_new.py compares both."""
+    creating a poll of ten options). `values` are given by field or attribute name; a
+    foreign key by name takes an instance of its model, which is cached on the new one as
+    its descriptor does. Anything else (a property, an unknown name, a pre_init or
+    post_init receiver, a model `_new_plan` refuses) goes to the constructor.
+    tests/test_rows_new.py compares both."""
     plan = _new_plan(model)
     if plan is None or pre_init.receivers or post_init.receivers:
         return model(**values)

@@ -97,11 +97,6 @@ class Option(models.Model):
     def __str__(self):
         return str(self.date or self.start_time)
 
-    def display_order(self) -> tuple:
-        """OPTION_ORDER in Python, for options not read from the database (no NULLs are
-        compared: one poll's options are all date options or all time options)."""
-        return tuple((value is None, value) for value in (getattr(self, name) for name in OPTION_ORDER))
-
 
 class Participant(models.Model):
     id = models.CharField(primary_key=True, max_length=30, default=random_id, editable=False)

@@ -176,7 +176,7 @@ def _integer(field):
         return _drf(field)  # DRF refuses an integer too long to write out: leave that to it
 
     def check(value):
-        if type(value) is not int or max_value is not None and value > max_value or min_value is not None and value < min_value:
+        if type(value) is not int or value > max_value or value < min_value:
             raise GiveUp
         return value
 
