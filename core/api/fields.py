@@ -166,7 +166,8 @@ class StrictSerializer(serializers.Serializer):
     @classmethod
     def validated(cls, data) -> dict:
         """The validated data of `data`, or DRF's ValidationError raised: a valid body
-        takes the quick pass without a serializer made for it."""
+        takes the quick pass (core.api.quick) without a serializer made for it; any other
+        is DRF's to judge (`is_valid` is DRF's own)."""
         quick = quick_validator(cls)
         if quick is not None:
             try:
@@ -176,19 +177,6 @@ class StrictSerializer(serializers.Serializer):
         serializer = cls(data=data)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
-
-    def is_valid(self, *, raise_exception=False):
-        # A valid body takes the quick pass (core.api.quick); any other is DRF's to judge.
-        if not hasattr(self, "_validated_data") and self.instance is None and not self.partial:
-            quick = quick_validator(type(self))
-            if quick is not None:
-                try:
-                    self._validated_data = quick(self.initial_data)
-                except QUICK_GIVES_UP:
-                    pass
-                else:
-                    self._errors = {}
-        return super().is_valid(raise_exception=raise_exception)
 
     def run_validators(self, value):
         # DRF gathers the read-only fields' defaults for the serializer's validators before
