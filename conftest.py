@@ -140,6 +140,20 @@ def fresh_maintenance_cache():
     maintenance._cached = None
 
 
+@pytest.fixture(autouse=True)
+def forget_sqlite_counters():
+    """On SQLite the rate-limit counters live in a database of their own
+    (ratelimit.sqlite_counters), outside the transaction each test rolls back: emptied after
+    each test, so that no count (a client address's, say) reaches the next."""
+    yield
+    from django.db import connection
+
+    if connection.vendor == "sqlite":
+        from ratelimit import sqlite_counters
+
+        sqlite_counters.clear()
+
+
 @pytest.fixture
 def make_space(db):
     """A factory: `make_space(pro=True)` returns (space, api_key)."""

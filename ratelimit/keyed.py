@@ -8,8 +8,7 @@ limits the caller passes. Keys of different purposes must not collide: prefix th
 
 import time
 
-from ratelimit.models import KeyCounter
-from ratelimit.stores import get_store
+from ratelimit.stores import get_store, purge_counters
 from ratelimit.windows import DAY, Outcome, retry_after
 
 __all__ = ["hit", "purge", "retry_after"]
@@ -23,8 +22,6 @@ def hit(key: str, *, per_minute: int, per_day: int) -> tuple[Outcome, int]:
 
 
 def purge() -> int:
-    """Delete the embedded store's counters whose day window has ended (Redis expires its
-    own); returns how many."""
-    now = time.time_ns() // 1_000_000
-    deleted, _ = KeyCounter.objects.filter(day_start__lte=now - DAY * 1000).delete()
-    return deleted
+    """Delete the embedded store's counters whose day window has ended, the spaces' too
+    (Redis expires its own); returns how many."""
+    return purge_counters(time.time_ns() // 1_000_000 - DAY * 1000)

@@ -10,8 +10,10 @@ request, and read the space's override (`LimitOverride`) within that budget:
   database query and a second script call refresh it.
 - `DatabaseStore`: one `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` statement on the
   space's `Counter` row, with the override read by sub-selects in the same statement. The
-  database serialises it on the row (PostgreSQL row lock; SQLite's single writer with a
-  busy timeout), so every process and thread sees exact counts.
+  database serialises it on the row (PostgreSQL row lock; SQLite's single writer), so every
+  process and thread sees exact counts. On PostgreSQL the rows are in the service's
+  database; on SQLite in a file of their own beside it (ratelimit.sqlite_counters), so that
+  a count never waits for the service's write lock.
 
 Time comes from the caller (`now_ms`), never from the store's clock, so that tests control
 it and both stores agree. A store that cannot answer raises `StoreUnavailable`.
@@ -19,12 +21,14 @@ it and both stores agree. A store that cannot answer raises `StoreUnavailable`.
 
 import functools
 import logging
+import sqlite3
 
 import redis
 from django.conf import settings
 from django.db import DatabaseError, connection
 
 from core.redis_commands import Commands, Script
+from ratelimit import sqlite_counters
 from ratelimit.models import Counter, KeyCounter, LimitOverride
 from ratelimit.windows import DAY, MINUTE, Outcome, Window
 
@@ -164,7 +168,7 @@ def _upsert_sql(asynchronous: bool, keyed: bool = False) -> str:
     """The statement of a space's counters, or (`keyed`) of a `KeyCounter`, whose limits are
     the caller's and never overridden."""
     q = connection.ops.quote_name
-    counter, override = q((KeyCounter if keyed else Counter)._meta.db_table), q(LimitOverride._meta.db_table)
+    counter, override = _table(KeyCounter if keyed else Counter), _table(LimitOverride)
     key_column = q("key") if keyed else "space_id"
     new = "excluded"  # the row the INSERT proposed: now and the current limits
 
@@ -221,25 +225,57 @@ class DatabaseStore:
     @staticmethod
     def _upsert(key: str, now_ms: int, limits: tuple[int, int], *, keyed: bool) -> Outcome:
         params = {"space": key, "override_space": key, "now": now_ms, "per_minute": limits[0], "per_day": limits[1]}
-        with _unavailable_on(DatabaseError), connection.cursor() as cursor:
-            asynchronous = connection.vendor == "postgresql" and not connection.in_atomic_block
-            cursor.execute(_upsert_sql(asynchronous, keyed), params)
-            counted, *state = cursor.fetchone()
+        with _unavailable_on(DatabaseError, sqlite3.Error):
+            if connection.vendor == "sqlite":
+                (counted, *state), = sqlite_counters.execute(_upsert_sql(False, keyed), params)
+            else:
+                with connection.cursor() as cursor:
+                    cursor.execute(_upsert_sql(not connection.in_atomic_block, keyed), params)
+                    counted, *state = cursor.fetchone()
         minute, day = _windows(now_ms, state[0:3], state[3:6])
         return Outcome(allowed=bool(counted), minute=minute, day=day)
 
     def peek(self, space_id: str, now_ms: int, limits: tuple[int, int]) -> tuple[Window, Window]:
-        with _unavailable_on(DatabaseError):
-            row = Counter.objects.filter(space_id=space_id).values_list(
-                "minute_start", "minute_count", "day_start", "day_count"
-            ).first() or (None, None, None, None)
+        with _unavailable_on(DatabaseError, sqlite3.Error):
+            sql = f"SELECT minute_start, minute_count, day_start, day_count FROM {_table(Counter)} WHERE space_id = %s"
+            row = next(iter(_counters(sql, [space_id])), (None, None, None, None))
         return _windows(now_ms, (limits[0], *row[0:2]), (limits[1], *row[2:4]))
 
     def reset(self, space_id: str) -> None:
-        Counter.objects.filter(space_id=space_id).delete()
+        with _unavailable_on(DatabaseError, sqlite3.Error):
+            _counters(f"DELETE FROM {_table(Counter)} WHERE space_id = %s", [space_id])
 
     def forget_override(self, space_id: str) -> None:
         """Nothing cached: the upsert reads the override every time."""
+
+
+def _table(model) -> str:
+    """A table as the embedded store's statements name it: qualified on SQLite, where they
+    run on the counters' own database (ratelimit.sqlite_counters)."""
+    if connection.vendor == "sqlite":
+        return sqlite_counters.table(model)
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _counters(sql: str, params: list) -> list[tuple]:
+    """A statement on the embedded store's counters: in their own file on SQLite
+    (ratelimit.sqlite_counters), in the service's database elsewhere."""
+    if connection.vendor == "sqlite":
+        return sqlite_counters.execute(sql, params)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
+
+
+def purge_counters(before_ms: int) -> int:
+    """Delete the embedded store's counters (spaces' and keys') whose day window opened at or
+    before `before_ms`, i.e. has ended (Redis expires its own); returns how many. On
+    PostgreSQL a space's row also goes with the space (a foreign key); on SQLite, whose
+    counters' file has none, a deleted space's row goes here, a day later."""
+    return sum(
+        len(_counters(f"DELETE FROM {_table(model)} WHERE day_start <= %s RETURNING 1", [before_ms]))
+        for model in (Counter, KeyCounter)
+    )
 
 
 def _override(space_id: str) -> tuple[int | None, int | None]:

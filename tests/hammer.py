@@ -29,6 +29,8 @@ def shared_database(tmp_path):
     block, their writes visible here too."""
     from django.db import connection  # the workers import this module before Django is set up
 
+    from ratelimit import sqlite_counters
+
     if connection.vendor == "postgresql":
         db = connection.settings_dict
         yield f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
@@ -44,6 +46,11 @@ def shared_database(tmp_path):
     yield f"sqlite:///{path}"
     with closing(sqlite3.connect(path)) as file:
         file.backup(connection.connection)
+    # The rate-limit counters the workers kept in their own file (ratelimit.sqlite_counters).
+    counters = Path(sqlite_counters.counters_name(str(path), in_memory=False))
+    if counters.exists():
+        with closing(sqlite3.connect(counters)) as file, sqlite_counters.raw_connection() as raw:
+            file.backup(raw)
 
 
 def hammer(env: dict, processes: int, threads: int, request: dict, repeat: int = 1) -> list[list]:

@@ -96,7 +96,7 @@ def test_another_process_opens_its_own(database, monkeypatch):
 
 def test_statements_convert_their_placeholders_once(database):
     db = wrapper(database)
-    base._converted.cache_clear()
+    base.converted.cache_clear()
     statements = [
         ("SELECT %s, %s, '100%%', '%%s'", [1, "two"], (1, "two", "100%", "%s")),
         ("SELECT %(b)s, %(a)s, '%%(a)s'", {"a": 1, "b": 2}, (2, 1, "%(a)s")),
@@ -107,7 +107,7 @@ def test_statements_convert_their_placeholders_once(database):
                 with db.cursor() as cursor:
                     cursor.execute(sql, params)
                     assert cursor.fetchone() == expected
-        info = base._converted.cache_info()
+        info = base.converted.cache_info()
         assert (info.misses, info.hits) == (2, 4)
     finally:
         db.close()

@@ -81,12 +81,12 @@ class Connection(sqlite3.Connection):
 
 class CursorWrapper(base.SQLiteCursorWrapper):
     def convert_query(self, query, *, param_names=None):
-        return _converted(query, None if param_names is None else tuple(param_names))
+        return converted(query, None if param_names is None else tuple(param_names))
 
     def execute(self, query, params=None):
         if self.connection.in_transaction:
             return super().execute(query, params)
-        return _when_unlocked(self.connection, super().execute, query, params)
+        return when_unlocked(self.connection, super().execute, query, params)
 
     def executemany(self, query, param_list):
         raw = self.connection
@@ -95,7 +95,7 @@ class CursorWrapper(base.SQLiteCursorWrapper):
         # In autocommit each row would commit by itself, and trying again after a row found
         # the lock taken would write the rows before it twice: all of them in one
         # transaction instead, begun once the write lock is free.
-        _when_unlocked(raw, raw.execute, "BEGIN IMMEDIATE")
+        when_unlocked(raw, raw.execute, "BEGIN IMMEDIATE")
         try:
             result = super().executemany(query, param_list)
         except BaseException:
@@ -109,7 +109,7 @@ def _locked(exc: sqlite3.OperationalError) -> bool:
     return exc.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY
 
 
-def _when_unlocked(raw: Connection, run, *args):
+def when_unlocked(raw: Connection, run, *args):
     """`run(*args)`, tried again while it finds the database locked, for `raw.lock_timeout`."""
     try:
         return run(*args)
@@ -129,7 +129,7 @@ def _when_unlocked(raw: Connection, run, *args):
 
 
 @functools.lru_cache(maxsize=1024)
-def _converted(query: str, param_names: tuple[str, ...] | None) -> str:
+def converted(query: str, param_names: tuple[str, ...] | None) -> str:
     """Django's conversion, kept for the latest 1,024 statements (the service's hot ones are a
     few dozen; an ORM statement with an `IN` list of every length is as many entries)."""
     return base.SQLiteCursorWrapper.convert_query(None, query, param_names=param_names)
@@ -153,7 +153,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
                     return idle.pop()
         raw = super().get_new_connection(conn_params)  # set up under SQLite's own busy timeout
         raw.lock_timeout = conn_params.get("timeout", Connection.lock_timeout)
-        raw.execute("PRAGMA busy_timeout = 0")  # waits for the write lock are _when_unlocked's
+        raw.execute("PRAGMA busy_timeout = 0")  # waits for the write lock are when_unlocked's
         raw.execute(f"PRAGMA wal_autocheckpoint = {checkpoints.BACKSTOP_PAGES}")  # runjobs checkpoints
         return raw
 

@@ -1,10 +1,13 @@
 """What the embedded store's write costs: no durable-commit wait per request (the choice is
 documented in docs/rate-limits.md, "Durability of the counters")."""
 
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -56,3 +59,57 @@ def test_a_process_keeps_its_sqlite_database_open(tmp_path):
     out = subprocess.run([sys.executable, "-c", script, str(database)], env=env, cwd=BASE_DIR,
                          capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "True", out.stderr[-2000:]
+
+
+COUNT_IN_A_FILE = textwrap.dedent("""
+    import json, sqlite3, sys, time
+    import django
+    django.setup()
+    from django.core.management import call_command
+    from ratelimit.models import Counter, LimitOverride
+    from ratelimit.stores import DatabaseStore
+    from spaces.models import Space
+    from spaces import services
+
+    if sys.argv[2] == "setup":
+        call_command("migrate", verbosity=0)
+        space = services.create_space(name="Counted", owner_email="counted@example.com", pro=True)
+        LimitOverride.objects.create(space=space, per_minute=7)
+        print(space.pk)
+        sys.exit()
+    space_id = sys.argv[3]
+    # Another process is writing to the service's database and holds its write lock.
+    writer = sqlite3.connect(sys.argv[1], isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    started = time.monotonic()
+    outcome = DatabaseStore().hit(space_id, 1_000_000)
+    print(json.dumps({"seconds": time.monotonic() - started, "limit": outcome.minute.limit,
+                      "count": outcome.minute.count, "service_rows": Counter.objects.count()}))
+""")
+
+
+def test_on_sqlite_a_count_never_waits_for_the_services_write_lock(tmp_path):
+    """The counters live in a file of their own (ratelimit.sqlite_counters): a count goes on
+    while another process holds the service database's write lock, still reads the space's
+    override from there, and the file's tables are made anew when their definition is not
+    the one the code expects."""
+    database = tmp_path / "db.sqlite3"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": f"sqlite:///{database}",
+           "REDIS_URL": "", "PYTHONPATH": str(BASE_DIR)}
+
+    def run(*args) -> str:
+        out = subprocess.run([sys.executable, "-c", COUNT_IN_A_FILE, str(database), *args], env=env, cwd=BASE_DIR,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr[-3000:]
+        return out.stdout.strip()
+
+    space_id = run("setup")
+    counted = json.loads(run("count", space_id))
+    assert counted["seconds"] < 1  # the service's lock wait would have lasted its 20 s timeout, then failed
+    assert (counted["limit"], counted["count"], counted["service_rows"]) == (7, 1, 0)
+    assert json.loads(run("count", space_id))["count"] == 2
+    counters = tmp_path / "db-counters.sqlite3"
+    with closing(sqlite3.connect(counters)) as file:
+        assert file.execute("SELECT space_id, minute_count FROM ratelimit_counter").fetchall() == [(space_id, 2)]
+        file.execute("PRAGMA user_version = 1")  # as if an older version of the code had made it
+    assert json.loads(run("count", space_id))["count"] == 1  # made anew: counting starts over

@@ -5,7 +5,7 @@ import uuid
 import pytest
 
 from ratelimit import keyed
-from ratelimit.models import KeyCounter
+from ratelimit.limiter import consume
 
 pytestmark = pytest.mark.django_db
 
@@ -36,10 +36,17 @@ def test_keys_are_counted_apart(store, key, clock):
     assert keyed.hit(key + ":other", per_minute=1, per_day=10)[0].allowed
 
 
-def test_the_purge_forgets_finished_days_only(settings, clock):
+def test_the_purge_forgets_finished_days_only_of_keys_and_spaces(settings, clock, make_space):
     settings.REDIS_URL = ""
+    old_space, new_space = make_space()[0], make_space()[0]
     keyed.hit("test:old", per_minute=5, per_day=5)
+    consume(old_space)
     clock.shift(86_400)
     keyed.hit("test:new", per_minute=5, per_day=5)
-    assert keyed.purge() == 1
-    assert list(KeyCounter.objects.values_list("key", flat=True)) == ["test:new"]
+    consume(new_space)
+    assert keyed.purge() == 2
+    assert keyed.purge() == 0
+    assert keyed.hit("test:new", per_minute=5, per_day=5)[0].minute.count == 2  # kept
+    assert keyed.hit("test:old", per_minute=5, per_day=5)[0].day.count == 1  # a new day
+    assert consume(new_space).headers["RateLimit-Remaining"] == "58"
+    assert consume(old_space).headers["RateLimit-Remaining"] == "59"

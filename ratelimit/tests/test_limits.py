@@ -2,10 +2,11 @@
 with a stopped clock that the tests move."""
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from conftest import Api
-from ratelimit import services
+from ratelimit import services, sqlite_counters
 from ratelimit.limiter import consume
 from ratelimit.stores import OVERRIDE_CACHE_SECONDS
 from ratelimit.tests.conftest import limit_headers
@@ -186,11 +187,17 @@ def test_an_override_changed_behind_the_stores_back_applies_within_the_cache_lif
 
 
 def test_the_limiter_costs_one_statement_on_the_embedded_store_and_no_query_with_redis(
-    store, space, clock, settings, django_assert_num_queries
+    store, space, clock, settings, django_assert_num_queries, monkeypatch
 ):
+    # On SQLite the embedded store's statement runs on the counters' own database.
+    on_counters_file = store == "embedded" and connection.vendor == "sqlite"
+    statements = []
+    execute = sqlite_counters.execute
+    monkeypatch.setattr(sqlite_counters, "execute", lambda *args: statements.append(args) or execute(*args))
     settings.RATELIMIT_PER_MINUTE = 2
     consume(space)  # with Redis, this first request also caches the space's override
-    with django_assert_num_queries(0 if store == "redis" else 1):
-        consume(space)
-    with django_assert_num_queries(0 if store == "redis" else 1):
-        assert not consume(space).allowed
+    for allowed in (True, False):
+        statements.clear()
+        with django_assert_num_queries(1 if store == "embedded" and not on_counters_file else 0):
+            assert consume(space).allowed is allowed
+        assert len(statements) == (1 if on_counters_file else 0)
