@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 
@@ -91,9 +91,10 @@ class Columns(Table):
         """`read(values, extra=())`: the named tuple of this table's columns,
         `values[start:start + width]` of a row, followed by `extra`, with the converters of
         the connection's backend looked up once for all the rows of a result."""
-        converters = self._converters.get(connection.vendor)
+        vendor = connections[DEFAULT_DB_ALIAS].vendor  # one lookup (each `connection.x` is one)
+        converters = self._converters.get(vendor)
         if converters is None:
-            converters = self._converters[connection.vendor] = self._make_converters()
+            converters = self._converters[vendor] = self._make_converters()
         stop, make = start + self.width, self.row._make
 
         def read(values, extra: tuple = ()):
@@ -149,7 +150,7 @@ class Kept:
         """`make(values)` for each `(key, values)` of `items`, in order, or what it gave
         before for that key when the values are the same as then. `make_all(values list)`
         instead makes those not kept in one call (one query for all of them), in order."""
-        alias = connection.alias
+        alias = connections[DEFAULT_DB_ALIAS].alias
         found = []
         with self._lock:
             kept_of, touch = self._made.get, self._made.move_to_end
@@ -305,12 +306,13 @@ def insert(objects) -> None:
     column), without the ORM's SQL compiler. No signals are sent (bulk_create sends none either). The
     model's primary key must be set by a default (no database-generated ids)."""
     objects = list(objects)
-    statements = _inserts(objects)
+    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: each `connection.x` is a lookup
+    statements = _inserts(objects, db)
     if statements:
-        with connection.cursor() as cursor:
+        with db.cursor() as cursor:
             for sql, params in statements:
                 cursor.execute(sql, params)
-    _stored(objects)
+    _stored(objects, db.alias)
 
 
 def store(*groups) -> None:
@@ -321,29 +323,33 @@ def store(*groups) -> None:
     one per model plus two; elsewhere one INSERT per model in a transaction. Inside a
     transaction, part of it either way."""
     groups = [list(objects) for objects in groups]
-    statements = [statement for objects in groups for statement in _inserts(objects)]
-    if connection.vendor == "postgresql" and len(statements) > 1:
+    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: each `connection.x` is a lookup
+    statements = [statement for objects in groups for statement in _inserts(objects, db)]
+    if db.vendor == "postgresql" and len(statements) > 1:
         params = [value for _, values in statements for value in values]
         if len(params) <= _MAX_PARAMETERS:
             head = ", ".join(f"i{n} AS ({sql})" for n, (sql, _) in enumerate(statements[:-1]))
             statements = [(f"WITH {head} {statements[-1][0]}", params)]
-    with transaction.atomic() if len(statements) > 1 else nullcontext(), connection.cursor() as cursor:
+    with transaction.atomic() if len(statements) > 1 else nullcontext(), db.cursor() as cursor:
         for sql, params in statements:
             cursor.execute(sql, params)
     for objects in groups:
-        _stored(objects)
+        _stored(objects, db.alias)
 
 
-def _inserts(objects: list) -> list[tuple[str, list]]:
-    """The INSERTs (SQL, parameters) that store `objects`, all of one model (`insert`)."""
+def _inserts(objects: list, db) -> list[tuple[str, list]]:
+    """The INSERTs (SQL, parameters) that store `objects`, all of one model (`insert`), on
+    the connection `db`."""
     if not objects:
         return []
     model = type(objects[0])
     if model._meta.pk.db_returning:
         raise ValueError(f"{model.__name__}: ids made by the database are not supported")
-    head, row, columns, arrays = _insert_plan(model, connection.vendor)
-    adapt_timestamp = _utc_text if connection.vendor == "sqlite" else connection.ops.adapt_datetimefield_value
-    adapt_json = connection.ops.adapt_json_value
+    head, row, columns, arrays = _insert_plan(model, db.vendor)
+    adapt_timestamp = db.ops.adapt_datetimefield_value
+    if db.vendor == "sqlite" and db.timezone_name == "UTC":
+        adapt_timestamp = functools.partial(_utc_text, adapt_timestamp)
+    adapt_json = db.ops.adapt_json_value
     params = []
     append = params.append
     for obj in objects:
@@ -357,7 +363,7 @@ def _inserts(objects: list) -> list[tuple[str, list]]:
             elif kind is _JSON and type(value) in (dict, list):
                 append(adapt_json(value, field.encoder))
             else:
-                append(field.get_db_prep_save(field.pre_save(obj, True), connection))
+                append(field.get_db_prep_save(field.pre_save(obj, True), db))
     width = len(columns)
     if len(objects) == 1:
         return [(head + row, params)]
@@ -367,7 +373,7 @@ def _inserts(objects: list) -> list[tuple[str, list]]:
         # every run, and each number of rows was a statement to prepare of its own).
         return [(arrays, [params[column::width] for column in range(width)])]
     # SQLite binds at most its limit of parameters per statement.
-    batch = min(connection.ops.bulk_batch_size([field for _, field, _ in columns], objects), _MAX_PARAMETERS // width) or 1
+    batch = min(db.ops.bulk_batch_size([field for _, field, _ in columns], objects), _MAX_PARAMETERS // width) or 1
     return [
         (head + ", ".join([row] * len(chunk)), params[start * width:(start + len(chunk)) * width])
         for start in range(0, len(objects), batch)
@@ -375,15 +381,19 @@ def _inserts(objects: list) -> list[tuple[str, list]]:
     ]
 
 
-def _utc_text(value: datetime):
-    """SQLite's adaptation of an aware timestamp (the text of its wall clock in the
-    connection's zone), without converting one already in UTC when that zone is UTC."""
-    if value.tzinfo is UTC and connection.timezone_name == "UTC":
-        return str(value.replace(tzinfo=None))
-    return connection.ops.adapt_datetimefield_value(value)
+def _utc_text(adapt, value: datetime):
+    """SQLite's adaptation of an aware timestamp when the connection's zone is UTC: the text
+    of its wall clock, as `str()` of the naive value writes it (printf-style formatting makes
+    it in a third of `datetime.__str__`'s time); `adapt` (the backend's) converts the rest."""
+    if value.tzinfo is not UTC:
+        return adapt(value)
+    if value.microsecond:
+        return "%04d-%02d-%02d %02d:%02d:%02d.%06d" % (
+            value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond)
+    return "%04d-%02d-%02d %02d:%02d:%02d" % (value.year, value.month, value.day, value.hour, value.minute, value.second)
 
 
-def _stored(objects: list) -> None:
+def _stored(objects: list, alias: str) -> None:
     for obj in objects:
         obj._state.adding = False
-        obj._state.db = connection.alias
+        obj._state.db = alias

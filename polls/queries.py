@@ -14,7 +14,7 @@ import functools
 from datetime import datetime
 
 import orjson
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from core.rows import Columns, Kept, Rider, Table, split
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
@@ -147,7 +147,7 @@ def _polls_made(fetched: list) -> list:
     about 6 us a row); encoding then finds its answer for that row at once
     (`encoding.encoded_polls`)."""
     read_poll, read_organizer = _POLL_ROW.reader(), _ORGANIZER_ROW.reader(_POLL_ROW.width)
-    packed = connection.vendor in _PACKED  # rows of (id, JSON array of the values)
+    packed = connections[DEFAULT_DB_ALIAS].vendor in _PACKED  # rows of (id, JSON array of the values)
 
     def make(values):
         if packed:

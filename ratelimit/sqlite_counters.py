@@ -39,7 +39,7 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from core.sqlite.base import Connection, converted, when_unlocked
 from ratelimit.models import Counter, KeyCounter
@@ -81,13 +81,14 @@ def clear() -> None:
 @contextmanager
 def raw_connection():
     """One of this process's connections to the counters' database, lent for the block."""
-    database = str(connection.settings_dict["NAME"])
+    db = connections[DEFAULT_DB_ALIAS]  # one lookup (each `connection.x` is one)
+    database = str(db.settings_dict["NAME"])
     key = (os.getpid(), database)
     with _lock:
         idle = _idle.get(key)
         raw = idle.pop() if idle else None
     if raw is None:
-        raw = _connect(database)
+        raw = _connect(db, database)
     try:
         yield raw
     finally:
@@ -102,9 +103,9 @@ def raw_connection():
             raw.close()
 
 
-def _connect(database: str) -> Connection:
-    options = connection.settings_dict.get("OPTIONS", {})
-    raw = sqlite3.connect(counters_name(database, connection.is_in_memory_db()), uri=True, isolation_level=None,
+def _connect(db, database: str) -> Connection:
+    options = db.settings_dict.get("OPTIONS", {})
+    raw = sqlite3.connect(counters_name(database, db.is_in_memory_db()), uri=True, isolation_level=None,
                           check_same_thread=False, factory=Connection)
     raw.lock_timeout = options.get("timeout", Connection.lock_timeout)
     try:

@@ -25,7 +25,7 @@ import sqlite3
 
 import redis
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from core.redis_commands import Commands, Script
 from ratelimit import sqlite_counters
@@ -225,12 +225,13 @@ class DatabaseStore:
     @staticmethod
     def _upsert(key: str, now_ms: int, limits: tuple[int, int], *, keyed: bool) -> Outcome:
         params = {"space": key, "override_space": key, "now": now_ms, "per_minute": limits[0], "per_day": limits[1]}
+        db = connections[DEFAULT_DB_ALIAS]  # one lookup (each `connection.x` is one)
         with _unavailable_on(DatabaseError, sqlite3.Error):
-            if connection.vendor == "sqlite":
+            if db.vendor == "sqlite":
                 (counted, *state), = sqlite_counters.execute(_upsert_sql(False, keyed), params)
             else:
-                with connection.cursor() as cursor:
-                    cursor.execute(_upsert_sql(not connection.in_atomic_block, keyed), params)
+                with db.cursor() as cursor:
+                    cursor.execute(_upsert_sql(not db.in_atomic_block, keyed), params)
                     counted, *state = cursor.fetchone()
         minute, day = _windows(now_ms, state[0:3], state[3:6])
         return Outcome(allowed=bool(counted), minute=minute, day=day)

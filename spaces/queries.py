@@ -11,7 +11,7 @@ in memory (the services change rows in the database, never these instances)."""
 
 import functools
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from core.rows import Kept, Rider, Table, split
 from spaces.models import ApiKey, Space, Subscription, User
@@ -44,8 +44,9 @@ def key_by_prefix(prefix: str, rider: Rider | None = None) -> tuple[ApiKey | Non
     `ApiKey.objects.select_related("space__owner", "space__subscription", "created_by")` gives;
     and what `rider` read in the same statement, hanging on the key's space (None without a
     rider, or a key)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_key_sql(connection.vendor, rider and rider.sql), [*(rider.params if rider else ()), prefix])
+    db = connections[DEFAULT_DB_ALIAS]  # one lookup (each `connection.x` is one)
+    with db.cursor() as cursor:
+        cursor.execute(_key_sql(db.vendor, rider and rider.sql), [*(rider.params if rider else ()), prefix])
         row = cursor.fetchone()
     if row is None:
         return None, None

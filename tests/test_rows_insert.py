@@ -39,6 +39,9 @@ def test_insert_stores_what_bulk_create_stores(space):
         # Another offset (the same instant stored in UTC) and microseconds.
         {"title": "Offset", "created_at": datetime(2031, 3, 4, 7, 6, 7, 123456, tzinfo=timezone(timedelta(hours=2))),
          "updated_at": at, "past_at": None},
+        # UTC with microseconds, and a year of fewer than four digits.
+        {"title": "Early", "created_at": datetime(999, 1, 2, 3, 4, 5, 6, tzinfo=UTC),
+         "updated_at": datetime(2031, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)},
     ]
     for values in variants:
         ours, theirs = _poll(space, **values), _poll(space, **values)
