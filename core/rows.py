@@ -91,7 +91,7 @@ class Columns(Table):
         """`read(values, extra=())`: the named tuple of this table's columns,
         `values[start:start + width]` of a row, followed by `extra`, with the converters of
         the connection's backend looked up once for all the rows of a result."""
-        vendor = connections[DEFAULT_DB_ALIAS].vendor  # one lookup (each `connection.x` is one)
+        vendor = connections[DEFAULT_DB_ALIAS].vendor  # looked up once: each `connection.x` is a lookup and a caught AttributeError
         converters = self._converters.get(vendor)
         if converters is None:
             converters = self._converters[vendor] = self._make_converters()
@@ -306,7 +306,7 @@ def insert(objects) -> None:
     column), without the ORM's SQL compiler. No signals are sent (bulk_create sends none either). The
     model's primary key must be set by a default (no database-generated ids)."""
     objects = list(objects)
-    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: each `connection.x` is a lookup
+    db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     statements = _inserts(objects, db)
     if statements:
         with db.cursor() as cursor:
@@ -323,7 +323,7 @@ def store(*groups) -> None:
     one per model plus two; elsewhere one INSERT per model in a transaction. Inside a
     transaction, part of it either way."""
     groups = [list(objects) for objects in groups]
-    db = connections[DEFAULT_DB_ALIAS]  # the wrapper itself: each `connection.x` is a lookup
+    db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     statements = [statement for objects in groups for statement in _inserts(objects, db)]
     if db.vendor == "postgresql" and len(statements) > 1:
         params = [value for _, values in statements for value in values]

@@ -7,8 +7,8 @@ each count made every other connection drop its page cache (a WAL reader starts 
 any other connection's commit). Here the counters live in a file beside the service's
 database, `<name>-counters<suffix>` (`var/db-counters.sqlite3` beside `var/db.sqlite3`),
 with a write lock and a WAL of their own: a count waits only for another count.
-`POST /v1/polls` under `wrk -c8` went from 0.16 to 0.19-0.22 of the bare view
-(docs/performance.md).
+`POST /v1/polls` under `wrk -c8` went from 0.15-0.19 to 0.17-0.21 of the bare view in
+alternating runs, and the machine's CPU per `GET` fell by a sixth (docs/performance.md).
 
 The file holds nothing but counters (windows of at most a day): deleting it forgets the
 day's counts and nothing else. Its first connection creates the tables, from the models'
@@ -81,7 +81,7 @@ def clear() -> None:
 @contextmanager
 def raw_connection():
     """One of this process's connections to the counters' database, lent for the block."""
-    db = connections[DEFAULT_DB_ALIAS]  # one lookup (each `connection.x` is one)
+    db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     database = str(db.settings_dict["NAME"])
     key = (os.getpid(), database)
     with _lock:
@@ -128,7 +128,7 @@ def table(model) -> str:
     return f"{schema}.{connection.ops.quote_name(model._meta.db_table)}"
 
 
-def tables_sql() -> list[str]:
+def _tables_sql() -> list[str]:
     """The counters' tables and indexes, from the models' fields."""
     q = connection.ops.quote_name
     statements = []
@@ -147,7 +147,7 @@ def tables_sql() -> list[str]:
 
 
 def _create_tables(raw: Connection) -> None:
-    statements = tables_sql()
+    statements = _tables_sql()
     version = zlib.crc32("\n".join(statements).encode()) & 0x7FFFFFFF
     if raw.execute("PRAGMA main.user_version").fetchone()[0] == version:
         return

@@ -225,7 +225,7 @@ class DatabaseStore:
     @staticmethod
     def _upsert(key: str, now_ms: int, limits: tuple[int, int], *, keyed: bool) -> Outcome:
         params = {"space": key, "override_space": key, "now": now_ms, "per_minute": limits[0], "per_day": limits[1]}
-        db = connections[DEFAULT_DB_ALIAS]  # one lookup (each `connection.x` is one)
+        db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
         with _unavailable_on(DatabaseError, sqlite3.Error):
             if db.vendor == "sqlite":
                 (counted, *state), = sqlite_counters.execute(_upsert_sql(False, keyed), params)

@@ -44,7 +44,7 @@ def key_by_prefix(prefix: str, rider: Rider | None = None) -> tuple[ApiKey | Non
     `ApiKey.objects.select_related("space__owner", "space__subscription", "created_by")` gives;
     and what `rider` read in the same statement, hanging on the key's space (None without a
     rider, or a key)."""
-    db = connections[DEFAULT_DB_ALIAS]  # one lookup (each `connection.x` is one)
+    db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     with db.cursor() as cursor:
         cursor.execute(_key_sql(db.vendor, rider and rider.sql), [*(rider.params if rider else ()), prefix])
         row = cursor.fetchone()
