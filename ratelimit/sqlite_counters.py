@@ -20,7 +20,7 @@ database (`table`): the service's database has tables of the same names (empty o
 SQLite), and an unqualified name found there by a connection whose copy of this file's
 schema predates the tables would count in the wrong file.
 
-Connections are kept per process (an idle list, as core/sqlite does for the service's) and
+Connections are kept idle per process by core/sqlite's own list (`take_idle`, `give_back`) and
 wait for the write lock in Python (`core.sqlite.base.when_unlocked`). Statements run in
 autocommit: a count is its own transaction, never a part of the caller's, and writes this
 file only (a `BEGIN IMMEDIATE` here would take the attached database's write lock too: only
@@ -32,24 +32,19 @@ in-memory database of their own, and `read_uncommitted`, which applies to shared
 databases only, lets the upsert see an override written by the test's open transaction.
 """
 
-import os
+import functools
 import sqlite3
-import threading
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
-from core.sqlite.base import Connection, converted, when_unlocked
+from core.sqlite.base import Connection, converted, give_back, idle_connections, take_idle, when_unlocked
 from ratelimit.models import Counter, KeyCounter
 
-MAX_IDLE = 8  # idle connections kept per process
 
-_idle: dict[tuple[int, str], list[Connection]] = {}
-_lock = threading.Lock()
-
-
+@functools.cache  # each count asks: pathlib's work is kept
 def counters_name(database: str, in_memory: bool) -> str:
     """The counters' database beside the service's `database` (its settings' NAME)."""
     if in_memory:
@@ -73,7 +68,7 @@ def _run(raw: Connection, sql: str, params) -> list[tuple]:
 def clear() -> None:
     """Delete every counter, if this process has opened the counters' database (the tests do
     after each test: the counters are outside the transaction a test rolls back)."""
-    if _idle.get((os.getpid(), str(connection.settings_dict["NAME"]))):
+    if idle_connections(counters_name(str(connection.settings_dict["NAME"]), connection.is_in_memory_db())):
         for model in (Counter, KeyCounter):
             execute(f"DELETE FROM {table(model)}")
 
@@ -83,30 +78,17 @@ def raw_connection():
     """One of this process's connections to the counters' database, lent for the block."""
     db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     database = str(db.settings_dict["NAME"])
-    key = (os.getpid(), database)
-    with _lock:
-        idle = _idle.get(key)
-        raw = idle.pop() if idle else None
-    if raw is None:
-        raw = _connect(db, database)
+    name = counters_name(database, db.is_in_memory_db())
+    raw = take_idle(name) or _connect(db, database, name)
     try:
         yield raw
     finally:
-        if raw.in_transaction:
-            raw.rollback()
-        with _lock:
-            idle = _idle.setdefault(key, [])
-            if len(idle) < MAX_IDLE:
-                idle.append(raw)
-                raw = None
-        if raw is not None:
-            raw.close()
+        give_back(name, raw)
 
 
-def _connect(db, database: str) -> Connection:
+def _connect(db, database: str, name: str) -> Connection:
     options = db.settings_dict.get("OPTIONS", {})
-    raw = sqlite3.connect(counters_name(database, db.is_in_memory_db()), uri=True, isolation_level=None,
-                          check_same_thread=False, factory=Connection)
+    raw = sqlite3.connect(name, uri=True, isolation_level=None, check_same_thread=False, factory=Connection)
     raw.lock_timeout = options.get("timeout", Connection.lock_timeout)
     try:
         raw.execute("PRAGMA busy_timeout = 0")  # waits for the write lock are when_unlocked's

@@ -70,6 +70,26 @@ def _key(database: str) -> tuple[int, str]:
     return os.getpid(), str(database)
 
 
+def take_idle(database: str) -> "Connection | None":
+    """One of this process's idle connections to `database`, or None."""
+    with _lock:
+        idle = _idle.get(_key(database))
+        return idle.pop() if idle else None
+
+
+def give_back(database: str, raw: "Connection") -> None:
+    """Keep `raw` (out of any transaction) idle for this process's next use of `database`,
+    or close it when MAX_IDLE are kept already."""
+    if raw.in_transaction:
+        raw.rollback()
+    with _lock:
+        idle = _idle.setdefault(_key(database), [])
+        if len(idle) < MAX_IDLE:
+            idle.append(raw)
+            return
+    raw.close()
+
+
 #: The first and the longest sleep between two tries for the write lock (above).
 FIRST_WAIT_SECONDS = 0.0001
 LONGEST_WAIT_SECONDS = 0.0005
@@ -147,10 +167,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params):
         if not self.is_in_memory_db():
-            with _lock:
-                idle = _idle.get(_key(conn_params["database"]))
-                if idle:
-                    return idle.pop()
+            raw = take_idle(conn_params["database"])
+            if raw is not None:
+                return raw
         raw = super().get_new_connection(conn_params)  # set up under SQLite's own busy timeout
         raw.lock_timeout = conn_params.get("timeout", Connection.lock_timeout)
         raw.execute("PRAGMA busy_timeout = 0")  # waits for the write lock are when_unlocked's
@@ -162,14 +181,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if raw is None or self.is_in_memory_db():
             return super()._close()
         with self.wrap_database_errors:
-            if raw.in_transaction:
-                raw.rollback()
-            with _lock:
-                idle = _idle.setdefault(_key(self.settings_dict["NAME"]), [])
-                if len(idle) < MAX_IDLE:
-                    idle.append(raw)
-                    return None
-            return raw.close()
+            give_back(self.settings_dict["NAME"], raw)
 
 
 def idle_connections(database: str) -> int:
