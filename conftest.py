@@ -146,12 +146,9 @@ def forget_sqlite_counters():
     (ratelimit.sqlite_counters), outside the transaction each test rolls back: emptied after
     each test, so that no count (a client address's, say) reaches the next."""
     yield
-    from django.db import connection
+    from ratelimit import sqlite_counters
 
-    if connection.vendor == "sqlite":
-        from ratelimit import sqlite_counters
-
-        sqlite_counters.clear()
+    sqlite_counters.clear()
 
 
 @pytest.fixture

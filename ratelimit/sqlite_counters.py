@@ -40,7 +40,15 @@ from pathlib import Path
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
-from core.sqlite.base import Connection, converted, give_back, idle_connections, take_idle, when_unlocked
+from core.sqlite.base import (
+    Connection,
+    DatabaseWrapper,
+    converted,
+    give_back,
+    idle_connections,
+    take_idle,
+    when_unlocked,
+)
 from ratelimit.models import Counter, KeyCounter
 
 
@@ -66,9 +74,13 @@ def _run(raw: Connection, sql: str, params) -> list[tuple]:
 
 
 def clear() -> None:
-    """Delete every counter, if this process has opened the counters' database (the tests do
-    after each test: the counters are outside the transaction a test rolls back)."""
-    if idle_connections(counters_name(str(connection.settings_dict["NAME"]), connection.is_in_memory_db())):
+    """Delete every counter, if the service's database is SQLite and this process has opened
+    the counters' database (the tests do after each test: the counters are outside the
+    transaction a test rolls back)."""
+    db = connections[DEFAULT_DB_ALIAS]
+    if not isinstance(db, DatabaseWrapper):  # a test may call another backend "sqlite"
+        return
+    if idle_connections(counters_name(str(db.settings_dict["NAME"]), db.is_in_memory_db())):
         for model in (Counter, KeyCounter):
             execute(f"DELETE FROM {table(model)}")
 
