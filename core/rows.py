@@ -131,6 +131,24 @@ class Rider:
     read: Callable
 
 
+@dataclass(frozen=True)
+class RowsRider:
+    """A read of many rows that rides on the key lookup's statement (PostgreSQL: it uses
+    LATERAL), as `Rider` does for one: a page of the poll list. `sql(anchor)` gives the
+    whole SELECT, `width` columns, hanging on the column `anchor` (a module-level function,
+    or one made once per shape: the statement is made once per function); `order` is the
+    order of its rows, as `(column index, "ASC" or "DESC")`: its ORDER BY, which the
+    combined statement repeats (UNION ALL gives no order of its own). `params` are the
+    SELECT's parameters, `read(rows)` its result from the list of the rows' values (of the
+    columns it added), in that order."""
+
+    sql: Callable[[str], str]
+    params: list
+    read: Callable
+    width: int
+    order: tuple[tuple[int, str], ...]
+
+
 class Kept:
     """What each process made of the values it read, kept by key (least recently used out
     past `size`): `made([(key, values), ...], make)` gives `make(values)` for each, or what

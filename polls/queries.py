@@ -16,7 +16,7 @@ from datetime import datetime
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
-from core.rows import Columns, Kept, Rider, Table, split
+from core.rows import Columns, Kept, Rider, RowsRider, Table, split
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
 from spaces.models import User
 
@@ -114,10 +114,10 @@ def _one_sql(vendor: str) -> str:
     return _poll_select(_POLL_ROW, _ORGANIZER_ROW, _live(_POLL_ROW), packed=vendor in _PACKED)
 
 
-@functools.cache
-def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
+def _page_select(space: str, by_status: bool, after: bool, packed: bool) -> str:
+    """A page of the space whose id `space` gives (a placeholder, or a column)."""
     created_at, poll_id = _POLL_ROW.column("created_at"), _POLL_ROW.column("id")
-    where = [f"{_POLL_ROW.column('space')} = %s", f"{_POLL_ROW.column('deleted_at')} IS NULL"]
+    where = [f"{_POLL_ROW.column('space')} = {space}", f"{_POLL_ROW.column('deleted_at')} IS NULL"]
     if by_status:
         where.append(f"{_POLL_ROW.column('status')} = %s")
     if after:
@@ -125,7 +125,12 @@ def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
         # PostgreSQL read every newer poll of the space first).
         where.append(f"({created_at}, {poll_id}) < (%s, %s)")
     tail = f" ORDER BY {created_at} DESC, {poll_id} DESC LIMIT %s"
-    return _poll_select(_POLL_ROW, _ORGANIZER_ROW, where, tail, packed=vendor in _PACKED)
+    return _poll_select(_POLL_ROW, _ORGANIZER_ROW, where, tail, packed=packed)
+
+
+@functools.cache
+def _page_sql(vendor: str, by_status: bool, after: bool) -> str:
+    return _page_select("%s", by_status, after, packed=vendor in _PACKED)
 
 
 #: Poll rows and option lists each process keeps (`_read_polls`, `options_of`; core.rows.Kept).
@@ -178,6 +183,29 @@ def poll_rider(poll_id: str) -> Rider:
     """`poll_row` of the key's space, read in the key lookup's statement (core.rows.Rider):
     the same row, or None, as `poll_row(space_id, poll_id)` gives."""
     return Rider(_rider_sql, [poll_id], _ridden_poll)
+
+
+#: The order of a page's rows (`_page_select`), by their columns.
+_PAGE_ORDER = tuple((_POLL_ROW.row._fields.index(name), "DESC") for name in ("created_at", "id"))
+
+
+@functools.cache
+def _page_rider_sql(by_status: bool):
+    def sql(space: str) -> str:
+        return _page_select(space, by_status, after=False, packed=False)
+
+    return sql
+
+
+def page_rider(*, status: str | None, count: int) -> RowsRider | None:
+    """The first page `poll_page(space_id, status=status, after=None, count=count)` gives, of
+    the key's space, read in the key lookup's statement (core.rows.RowsRider): the same rows.
+    PostgreSQL only, where it saves a round trip; None elsewhere (SQLite has no LATERAL, and
+    runs the two statements in less time than their UNION)."""
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+        return None
+    params = [status, count] if status else [count]
+    return RowsRider(_page_rider_sql(bool(status)), params, _polls_made, _POLL_ROW.width + _ORGANIZER_ROW.width, _PAGE_ORDER)
 
 
 def options_of(poll_ids: list[str]) -> dict[str, tuple]:

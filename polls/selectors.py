@@ -12,7 +12,7 @@ from typing import NamedTuple
 from django.db.models import Prefetch
 
 from core.paging import cursor_position, page_of
-from core.rows import Rider
+from core.rows import Rider, RowsRider
 from polls import queries
 from polls.models import Comment, Option, Participant, Poll, Vote
 from polls.spans import Span, option_span
@@ -55,14 +55,25 @@ def poll_options(poll_ids: list[str]) -> dict[str, tuple]:
 # --- The poll list ----------------------------------------------------------------------
 
 
-def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | None) -> tuple[list, str | None]:
+def list_polls(
+    space: Space, *, status: str | None, limit: int, cursor: str | None, ridden: list | None = None
+) -> tuple[list, str | None]:
     """One page, newest first (createdAt, then id, descending); keyset paging so that polls
     created or deleted meanwhile never make another poll skip or repeat. The polls are rows
-    for `presenters.poll` (queries.poll_page; their options: `poll_options`)."""
+    for `presenters.poll` (queries.poll_page; their options: `poll_options`). `ridden`: the
+    rows `list_rider` read with the key, for the same arguments, if it did."""
     salt = f"polls.cursor.{space.pk}"  # bound to the space: a cursor issued to one is refused in another
-    after = cursor_position(cursor, salt=salt)
-    rows = queries.poll_page(space.pk, status=status, after=after, count=limit + 1)
-    return page_of(rows, salt=salt, limit=limit)
+    if ridden is None:
+        after = cursor_position(cursor, salt=salt)
+        ridden = queries.poll_page(space.pk, status=status, after=after, count=limit + 1)
+    return page_of(ridden, salt=salt, limit=limit)
+
+
+def list_rider(*, status: str | None, limit: int, cursor: str | None) -> RowsRider | None:
+    """The rows of `list_polls` for these arguments, read in the key lookup's statement
+    (core.rows.RowsRider, `ApiView.read_with_key`) where that saves a round trip
+    (PostgreSQL). The first page only: a cursor is checked against the key's space first."""
+    return None if cursor else queries.page_rider(status=status, count=limit + 1)
 
 
 # --- Results, participants and availability ----------------------------------------------

@@ -1,7 +1,9 @@
+from django.core.exceptions import SuspiciousOperation
 from django.db import connection
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from core.api import shapes
@@ -46,6 +48,15 @@ class PollListQuery(PageQuery):
 class PollCollectionView(IdempotentCreate, ApiView):
     query_methods = ("get",)
 
+    def read_with_key(self, request):
+        if request.method != "GET":
+            return None
+        try:
+            params = page_query(request, PollListQuery)
+        except (ValidationError, SuspiciousOperation):
+            return None  # refused by `get`, after the checks that come before it
+        return selectors.list_rider(status=params.get("status"), limit=params["limit"], cursor=params.get("cursor"))
+
     @extend_schema(
         operation_id="listPolls",
         summary="List polls",
@@ -63,7 +74,8 @@ class PollCollectionView(IdempotentCreate, ApiView):
     def get(self, request):
         params = page_query(request, PollListQuery)
         polls, next_cursor = selectors.list_polls(
-            request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor")
+            request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor"),
+            ridden=request.auth.ridden,  # selectors.list_rider's rows, read with the key (read_with_key)
         )
         return json_response({"data": encoding.encoded_polls(polls, selectors.poll_options), "nextCursor": next_cursor})
 

@@ -9,7 +9,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
 from core.api import errors
-from core.rows import Rider
+from core.rows import Rider, RowsRider
 from spaces.keys import key_matches, prefix_of
 from spaces.models import ApiKey, Space
 from spaces.queries import key_by_prefix
@@ -63,7 +63,7 @@ class HasProSpace(BasePermission):
         return True
 
 
-def authenticate_key(raw: str, rider: Rider | None = None) -> tuple[ApiKey | None, object]:
+def authenticate_key(raw: str, rider: Rider | RowsRider | None = None) -> tuple[ApiKey | None, object]:
     """The active key `raw` names, with its space, owner and subscription, and what `rider`
     read in the same statement (one query); (None, None) for no active key. The objects may
     be shared with other requests of the process: read them, never change them."""

@@ -13,7 +13,7 @@ import functools
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from core.rows import Kept, Rider, Table, split
+from core.rows import Kept, Rider, RowsRider, Table, split
 from spaces.models import ApiKey, Space, Subscription, User
 
 # Aliases of their own: a rider (core.rows.Rider) adds its tables to the statement.
@@ -24,21 +24,45 @@ _TABLES = (_KEY, _SPACE, _OWNER, _CREATOR, _PRO)
 _WIDTH = sum(table.width for table in _TABLES)
 
 
-@functools.cache
-def _key_sql(vendor: str, rider_sql=None) -> str:
-    columns, joins = rider_sql(_KEY.column("space")) if rider_sql else ("", "")
+def _key_from() -> str:
     return (
-        f"SELECT {', '.join(table.columns() for table in _TABLES)}{', ' + columns if columns else ''} "
         f"FROM {_KEY.table} "
         f"JOIN {_SPACE.table} ON {_SPACE.column('id')} = {_KEY.column('space')} "
         f"JOIN {_OWNER.table} ON {_OWNER.column('id')} = {_SPACE.column('owner')} "
         f"JOIN {_CREATOR.table} ON {_CREATOR.column('id')} = {_KEY.column('created_by')} "
-        f"LEFT JOIN {_PRO.table} ON {_PRO.column('space')} = {_SPACE.column('id')} "
+        f"LEFT JOIN {_PRO.table} ON {_PRO.column('space')} = {_SPACE.column('id')}"
+    )
+
+
+def _key_columns() -> str:
+    return ", ".join(table.columns() for table in _TABLES)
+
+
+@functools.cache
+def _key_sql(vendor: str, rider_sql=None) -> str:
+    columns, joins = rider_sql(_KEY.column("space")) if rider_sql else ("", "")
+    return (
+        f"SELECT {_key_columns()}{', ' + columns if columns else ''} {_key_from()} "
         f"{joins + ' ' if joins else ''}WHERE {_KEY.column('prefix')} = %s"
     )
 
 
-def key_by_prefix(prefix: str, rider: Rider | None = None) -> tuple[ApiKey | None, object]:
+@functools.cache
+def _key_rows_sql(vendor: str, rider_sql, width: int, order: tuple) -> str:
+    """The key's row (its columns, NULL in the rider's), then the rider's rows (NULL in the
+    key's columns, then the rider's), in one result: the key's first, since the order puts
+    NULLs first."""
+    anchor = Table(ApiKey, "rk")
+    order_by = ", ".join(f"{_WIDTH + index + 1} {direction} NULLS FIRST" for index, direction in order)
+    return (
+        f"SELECT {_key_columns()}, {', '.join(['NULL'] * width)} {_key_from()} WHERE {_KEY.column('prefix')} = %s "
+        f"UNION ALL SELECT {', '.join(['NULL'] * _WIDTH)}, r.* FROM {anchor.table} "
+        f"CROSS JOIN LATERAL ({rider_sql(anchor.column('space'))}) r WHERE {anchor.column('prefix')} = %s "
+        f"ORDER BY {order_by}"
+    )
+
+
+def key_by_prefix(prefix: str, rider: Rider | RowsRider | None = None) -> tuple[ApiKey | None, object]:
     """The key with `prefix`, its space, the space's owner and subscription (None when it has
     none) and the key's creator, all loaded: what
     `ApiKey.objects.select_related("space__owner", "space__subscription", "created_by")` gives;
@@ -46,11 +70,18 @@ def key_by_prefix(prefix: str, rider: Rider | None = None) -> tuple[ApiKey | Non
     rider, or a key)."""
     db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     with db.cursor() as cursor:
-        cursor.execute(_key_sql(db.vendor, rider and rider.sql), [*(rider.params if rider else ()), prefix])
-        row = cursor.fetchone()
+        if isinstance(rider, RowsRider):
+            cursor.execute(_key_rows_sql(db.vendor, rider.sql, rider.width, rider.order), [prefix, *rider.params, prefix])
+            rows = cursor.fetchall()
+            row = rows[0] if rows else None
+        else:
+            cursor.execute(_key_sql(db.vendor, rider and rider.sql), [*(rider.params if rider else ()), prefix])
+            row = cursor.fetchone()
     if row is None:
         return None, None
     key = _KEYS_KEPT.made([(prefix, row[:_WIDTH])], _build)[0]
+    if isinstance(rider, RowsRider):
+        return key, rider.read([values[_WIDTH:] for values in rows[1:]])
     return key, rider.read(row[_WIDTH:]) if rider else None
 
 

@@ -77,6 +77,20 @@ def test_authentication_comes_before_validation_and_lookup(make_space, method, p
     assert_error(call(path, f"Bearer {free_key}", method=method, body=body), 403, "SPACE_NOT_PRO")
 
 
+@pytest.mark.parametrize(
+    "query", ["limit=abc", "status=gone", "cursor=forged", "page=2", "&".join(f"a{i}=1" for i in range(1200))]
+)
+def test_a_list_query_is_refused_only_after_the_key_and_pro(make_space, query):
+    # The list reads its first page in the key's statement (polls.views, read_with_key),
+    # parsing the query before the key is checked: a bad query must still come after them.
+    _, free_key = make_space(pro=False)
+    _, key = make_space()
+    response = call(f"/v1/polls?{query}", f"Bearer {UNKNOWN_KEY}")
+    assert response.status_code == 401 and response.json()["error"]["code"] == "UNAUTHORIZED"
+    assert_error(call(f"/v1/polls?{query}", f"Bearer {free_key}"), 403, "SPACE_NOT_PRO")
+    assert_error(call(f"/v1/polls?{query}", f"Bearer {key}"), 400, "VALIDATION_ERROR")
+
+
 def test_a_poll_of_another_space_is_poll_not_found(make_space):
     (_, mine), (_, theirs) = make_space(), make_space()
     created = Api(theirs).post("/v1/polls", {"title": "Theirs", "kind": "date", "options": [{"date": "2100-01-01"}]})

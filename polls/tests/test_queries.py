@@ -201,3 +201,41 @@ def test_the_poll_read_with_the_key_is_the_row_poll_row_gives(space_and_key, mak
     key, ridden = key_by_prefix(prefix_of(raw), queries.poll_rider(mine.pk))
     assert ridden.title == "Renamed" and ridden == queries.poll_row(space.pk, mine.pk)
     assert ridden.participant_count == 1 and ridden.organizer.id == mine.organizer_id
+
+
+@pytest.mark.parametrize("status", [None, "open", "closed"])
+def test_the_page_read_with_the_key_is_the_page_poll_page_gives(space_and_key, make_space, django_assert_num_queries, status):
+    """`page_rider` (ApiView.read_with_key of the list): on PostgreSQL one statement for the
+    key and the first page, giving the very rows `poll_page` gives, in order, for the key's
+    space; no rider on SQLite (two statements cost it less than their UNION)."""
+    from django.db import connection
+
+    space, raw = space_and_key
+    if connection.vendor != "postgresql":
+        assert queries.page_rider(status=status, count=10) is None
+        return
+    assert queries.page_rider(status=status, count=10) is not None
+    expected_key, _ = key_by_prefix(prefix_of(raw))
+    with django_assert_num_queries(1):
+        key, ridden = key_by_prefix(prefix_of(raw), queries.page_rider(status=status, count=10))
+    assert key is expected_key and ridden == []  # an empty space: the key, no rows
+
+    polls = [make_poll(space) for _ in range(5)]
+    respond(polls[0], None, name="Ann")
+    Poll.objects.filter(pk=polls[1].pk).update(status="closed")
+    Poll.objects.filter(pk=polls[3].pk).update(created_at=polls[2].created_at)  # a tie, broken by id
+    Poll.objects.filter(pk=polls[4].pk).update(deleted_at=timezone.now())
+    make_poll(make_space()[0])  # another space's
+    for count in (10, 2):
+        expected = queries.poll_page(space.pk, status=status, after=None, count=count)
+        assert expected and len(expected) <= count
+        with django_assert_num_queries(1):
+            key, ridden = key_by_prefix(prefix_of(raw), queries.page_rider(status=status, count=count))
+        assert key is expected_key  # the key's part of the result is the same row
+        assert len(ridden) == len(expected) and all(a is b for a, b in zip(ridden, expected))  # the same row objects (core.rows.Kept)
+
+    Poll.objects.filter(pk=polls[0].pk).update(title="Renamed")  # read again: the new row
+    _, ridden = key_by_prefix(prefix_of(raw), queries.page_rider(status=None, count=10))
+    assert [row.title for row in ridden if row.id == polls[0].pk] == ["Renamed"]
+    assert ridden == queries.poll_page(space.pk, status=None, after=None, count=10)
+    assert key_by_prefix("zzzzzzzz", queries.page_rider(status=None, count=10)) == (None, None)  # no key: nothing read
