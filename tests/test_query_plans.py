@@ -40,7 +40,12 @@ def plan_of(sql: str, table: str = "polls_poll", alias: str = "p") -> tuple[str,
         nodes, steps, read = [cursor.fetchone()[0][0]["Plan"]], set(), None
         while nodes:
             node = nodes.pop()
-            steps.add(node["Node Type"])
+            kind = node["Node Type"]
+            if kind == "Sort" and [child["Node Type"] for child in node.get("Plans", [])] == ["Append"]:
+                # The order of a UNION ALL: the key's row and a first page read with it
+                # (core.rows.RowsRider), at most a page and a row, whatever the space holds.
+                kind = "Sort of a union"
+            steps.add(kind)
             nodes += node.get("Plans", [])
             if node.get("Relation Name") == table:
                 read = f"{node['Node Type']} {node.get('Index Name')} {node.get('Index Cond')} filter={node.get('Filter')}"
