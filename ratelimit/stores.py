@@ -226,13 +226,9 @@ class DatabaseStore:
     def _upsert(key: str, now_ms: int, limits: tuple[int, int], *, keyed: bool) -> Outcome:
         params = {"space": key, "override_space": key, "now": now_ms, "per_minute": limits[0], "per_day": limits[1]}
         db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
+        asynchronous = db.vendor == "postgresql" and not db.in_atomic_block
         with _unavailable_on(DatabaseError, sqlite3.Error):
-            if db.vendor == "sqlite":
-                (counted, *state), = sqlite_counters.execute(_upsert_sql(False, keyed), params)
-            else:
-                with db.cursor() as cursor:
-                    cursor.execute(_upsert_sql(not db.in_atomic_block, keyed), params)
-                    counted, *state = cursor.fetchone()
+            (counted, *state), = _counters(_upsert_sql(asynchronous, keyed), params)
         minute, day = _windows(now_ms, state[0:3], state[3:6])
         return Outcome(allowed=bool(counted), minute=minute, day=day)
 
@@ -244,7 +240,7 @@ class DatabaseStore:
 
     def reset(self, space_id: str) -> None:
         with _unavailable_on(DatabaseError, sqlite3.Error):
-            _counters(f"DELETE FROM {_table(Counter)} WHERE space_id = %s", [space_id])
+            _counters(f"DELETE FROM {_table(Counter)} WHERE space_id = %s RETURNING 1", [space_id])
 
     def forget_override(self, space_id: str) -> None:
         """Nothing cached: the upsert reads the override every time."""
@@ -258,14 +254,16 @@ def _table(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _counters(sql: str, params: list) -> list[tuple]:
-    """A statement on the embedded store's counters: in their own file on SQLite
+def _counters(sql: str, params: list | dict) -> list[tuple]:
+    """The rows of a statement on the embedded store's counters (every statement returns
+    rows: `RETURNING` for the writes), in their own file on SQLite
     (ratelimit.sqlite_counters), in the service's database elsewhere."""
-    if connection.vendor == "sqlite":
+    db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
+    if db.vendor == "sqlite":
         return sqlite_counters.execute(sql, params)
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall() if cursor.description else []
+        return cursor.fetchall()
 
 
 def purge_counters(before_ms: int) -> int:
