@@ -16,6 +16,7 @@ from polls import encoding, examples, presenters, selectors, services
 from polls.models import Poll
 from polls.rules import ParticipantNotFound, PollNotFound
 from polls.serializers import DatePollInput, TimePollInput, create_poll_arguments, validated_poll_input
+from webhooks import selectors as webhook_selectors
 
 POLL_ID = OpenApiParameter("pollId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Poll id.")
 
@@ -49,6 +50,8 @@ class PollCollectionView(IdempotentCreate, ApiView):
     query_methods = ("get",)
 
     def read_with_key(self, request):
+        if request.method == "POST":
+            return webhook_selectors.enabled_rider()
         if request.method != "GET":
             return None
         try:
@@ -101,7 +104,11 @@ class PollCollectionView(IdempotentCreate, ApiView):
             arguments = create_poll_arguments(validated_poll_input(body))
 
             def create() -> dict:
-                poll, options = services.create_poll(space=request.auth.space, **arguments)
+                poll, options = services.create_poll(
+                    space=request.auth.space, **arguments,
+                    # webhook_selectors.enabled_rider's answer, read with the key (read_with_key)
+                    endpoints_enabled=request.auth.ridden is not False,
+                )
                 return {"data": presenters.poll(poll, options)}
 
             return create

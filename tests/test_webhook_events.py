@@ -10,8 +10,9 @@ import pytest
 
 from polls import services as polls
 from polls.models import Participant, Poll
-from webhooks.models import CONTRACT_EVENT_TYPES, PAYLOAD_VERSION
-from webhooks.services import create_endpoint
+from webhooks import signals
+from webhooks.models import CONTRACT_EVENT_TYPES, PAYLOAD_VERSION, Delivery, Endpoint, Event
+from webhooks.services import create_endpoint, disable_endpoint, enable_endpoint
 from webhooks.tests.fixtures import received, run_worker, verify
 
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -121,3 +122,45 @@ def test_an_all_day_poll_scheduled_sends_midnight_to_midnight(api, space, hook, 
     inbox.expect("poll.scheduled", {"poll": {"id": poll_id}, "event": {
         "start": "2030-05-17T00:00:00.000Z", "end": "2030-05-18T00:00:00.000Z", "allDay": True,
     }})
+
+
+def test_a_poll_created_where_no_endpoint_is_enabled_is_recorded_fanned_out_and_wakes_nothing(
+    api, space, receiver, local_urls, django_capture_on_commit_callbacks
+):
+    """POST /v1/polls reads with the key whether the space has an enabled endpoint: where
+    none is, `poll.created` is recorded as fanned out already (to nobody) and no dispatcher
+    is woken; once one is enabled, the next poll's event waits for the fan-out and arrives."""
+    woken = []
+
+    def wake(sender, *, event_id=None, **_):
+        woken.append(event_id)
+
+    def create(title: str) -> Event:
+        with django_capture_on_commit_callbacks(execute=True):
+            created = api.post("/v1/polls", {"title": title, "kind": "date", "options": [{"date": "2030-01-01"}]})
+        assert created.status_code == 201, created.body
+        return Event.objects.get(poll_id=created.body["data"]["id"], type="poll.created")
+
+    signals.work_waiting.connect(wake)
+    try:
+        quiet = create("No endpoint yet")
+        assert quiet.dispatched_at == quiet.created_at
+        assert woken == []
+
+        endpoint, secret = create_endpoint(space=space, url=receiver.url_for("/hook"))
+        disable_endpoint(endpoint=endpoint)
+        quiet = create("A disabled endpoint")
+        assert quiet.dispatched_at == quiet.created_at
+        assert woken == []
+        assert run_worker() == 0 and not Delivery.objects.exists()
+
+        receiver.expect_request("/hook", method="POST").respond_with_data("ok")
+        enable_endpoint(endpoint=Endpoint.objects.get(pk=endpoint.pk))
+        heard = create("An enabled endpoint")
+        assert heard.dispatched_at is None
+        assert woken == [heard.id]
+        assert run_worker() == 1
+        [request] = received(receiver)
+        assert request["body"]["id"] == heard.id and verify(request["raw"], request["headers"], secret)
+    finally:
+        signals.work_waiting.disconnect(wake)

@@ -11,12 +11,13 @@ from datetime import datetime
 
 from django.db import connection
 
-from core.rows import Table, split
+from core.rows import Rider, Table, split
 from spaces.models import Space, Subscription
 from webhooks.models import Delivery, Endpoint, Event
 
 _EVENT, _DELIVERY = Table(Event, "e"), Table(Delivery, "d")
 _ENDPOINT, _SPACE, _PRO = Table(Endpoint, "n"), Table(Space, "ns"), Table(Subscription, "np")
+_LISTENER = Table(Endpoint, "ln")  # an alias of its own: it rides on the key lookup (core.rows.Rider)
 
 
 def _waiting() -> str:
@@ -143,3 +144,23 @@ def receivers(space_ids: set[str]) -> list[Endpoint]:
         endpoint.space = space
         endpoints.append(endpoint)
     return endpoints
+
+
+def _enabled_rider_sql(space: str) -> tuple[str, str]:
+    return (f"EXISTS (SELECT 1 FROM {_LISTENER.table} WHERE {_LISTENER.column('space')} = {space} "
+            f"AND {_LISTENER.column('is_enabled')})"), ""
+
+
+def _ridden_enabled(values) -> bool:
+    return bool(values[0])  # SQLite gives 0 or 1
+
+
+#: Made once: it has no parameters.
+_ENABLED_RIDER = Rider(_enabled_rider_sql, [], _ridden_enabled)
+
+
+def enabled_rider() -> Rider:
+    """Whether the key's space has an enabled endpoint, read in the key lookup's statement
+    (core.rows.Rider): what `Endpoint.objects.filter(space=space, is_enabled=True).exists()`
+    tells, on the index `endpoint_space_enabled`."""
+    return _ENABLED_RIDER

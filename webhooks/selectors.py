@@ -8,10 +8,19 @@ from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from core.paging import keyset_page
+from core.rows import Rider
 from spaces.models import Space
+from webhooks import queries
 from webhooks.models import Attempt, Delivery, Endpoint
 
 _ID = re.compile(r"[a-z0-9]{1,30}")
+
+
+def enabled_rider() -> Rider:
+    """Whether the key's space has an enabled endpoint, read with the key (an API write's
+    `ApiView.read_with_key`): False lets the write record its event as fanned out already
+    (`webhooks.services.poll_event(fan_out=False)`)."""
+    return queries.enabled_rider()
 
 
 def get_endpoint(endpoint_id: str) -> Endpoint | None:

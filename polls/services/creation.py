@@ -52,6 +52,7 @@ def create_poll(
     description: str | None = None,
     location: str | None = None,
     organizer_email: str | None = None,
+    endpoints_enabled: bool = True,
     **poll_settings: bool,
 ) -> tuple[Poll, list[Option]]:
     """Create a poll and its options (`poll.created`). A date poll takes `dates`; a time poll
@@ -59,7 +60,9 @@ def create_poll(
     and for every generated one, and `time_zone` (an IANA name; None: floating times).
     `poll_settings` are the five settings by model field name (`require_email`...); those
     left out take the model's default. The organizer is the member with `organizer_email`
-    (any case), else the space owner.
+    (any case), else the space owner. `endpoints_enabled=False`: the caller read in this
+    request that the space has no enabled webhook endpoint (`webhooks.selectors.enabled_rider`),
+    so `poll.created` is recorded as fanned out already (`webhooks.services.poll_event`).
 
     Returns the poll and its options in display order. Raises `ServiceError` (texts, kinds,
     durations, time zone), ORGANIZER_NOT_MEMBER, TOO_MANY_OPTIONS or INAPPROPRIATE_CONTENT
@@ -110,7 +113,7 @@ def create_poll(
         rows.new(Option, poll=poll, date=day, start_time=start, duration=minutes)
         for day, start, minutes in sorted(options)
     ]
-    event = poll_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now)
+    event = poll_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now, fan_out=endpoints_enabled)
     rows.store([poll], options, [event])  # all or none; one statement on PostgreSQL
     announce(event)
     return poll, options

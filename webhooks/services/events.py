@@ -30,22 +30,34 @@ def poll_event(
     participant_id: str | None = None,
     extra: dict | None = None,
     at: datetime | None = None,
+    fan_out: bool = True,
 ) -> Event:
     """The event `record_event` records, unsaved: for a change that stores it with its own
     rows in one statement (`core.rows.store`), then calls `announce`. `extra` is merged into
-    `data` beside `poll` (and `participant`), e.g. `{"reason": "manual"}`."""
+    `data` beside `poll` (and `participant`), e.g. `{"reason": "manual"}`.
+
+    `fan_out=False`: the caller read in this request that the space has no enabled endpoint
+    (`webhooks.selectors.enabled_rider`, in the key lookup's statement), so nothing can
+    receive the event: it is recorded as fanned out already, to no endpoint (its
+    `dispatched_at` is its `created_at`), and `announce` wakes nothing for it. An endpoint
+    created or enabled while that request runs may miss it (docs/webhooks.md)."""
     if type not in EVENT_TYPES:
         raise ValueError(f"unknown event type {type!r}: add it to webhooks.models.EVENT_TYPES first")
     data = {"poll": {"id": poll_id}}
     if participant_id is not None:
         data["participant"] = {"id": participant_id}
     data.update(extra or {})
-    return new_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, at=at)
+    event = new_event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data, at=at)
+    if not fan_out:
+        event.dispatched_at = event.created_at
+    return event
 
 
 def announce(event: Event) -> None:
     """Tell the dispatcher about a stored event once its transaction commits (at once
-    outside one)."""
+    outside one); nothing for an event recorded as fanned out already (`poll_event`)."""
+    if event.dispatched_at is not None:
+        return
     transaction.on_commit(lambda: signals.work_waiting.send(sender=Event, event_id=event.id), robust=True)
 
 

@@ -11,7 +11,9 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from spaces.keys import prefix_of
 from spaces.models import Subscription
+from spaces.queries import key_by_prefix
 from webhooks import dispatch, queries, selectors, services
 from webhooks.models import Delivery, Endpoint, Event
 from webhooks.services.delivery import _oldest_unlocked
@@ -189,3 +191,32 @@ def test_receivers_are_the_orms(make_space, local_urls):
         values(endpoint.space.subscription) for endpoint in theirs
     ]
     assert queries.receivers({lapsed.pk}) == orm({lapsed.pk}) == []
+
+
+def test_the_enabled_rider_tells_what_the_orm_tells(space_and_key, make_space, local_urls, django_assert_num_queries):
+    """`selectors.enabled_rider`, read in the key lookup's one statement, in each state of
+    the space's endpoints (and another space's)."""
+    space, raw = space_and_key
+
+    def ridden() -> bool:
+        with django_assert_num_queries(1):
+            key, enabled = key_by_prefix(prefix_of(raw), selectors.enabled_rider())
+        assert key.space_id == space.pk
+        assert enabled is Endpoint.objects.filter(space=space, is_enabled=True).exists()
+        return enabled
+
+    assert ridden() is False  # no endpoint
+    other, _ = make_space()
+    services.create_endpoint(space=other, url="http://127.0.0.1:9/other")
+    assert ridden() is False  # another space's endpoint
+    endpoint, _ = services.create_endpoint(space=space, url="http://127.0.0.1:9/first")
+    assert ridden() is True
+    second, _ = services.create_endpoint(space=space, url="http://127.0.0.1:9/second")
+    services.disable_endpoint(endpoint=endpoint)
+    assert ridden() is True  # one of two enabled
+    services.disable_endpoint(endpoint=second)
+    assert ridden() is False  # all disabled
+    services.enable_endpoint(endpoint=Endpoint.objects.get(pk=endpoint.pk))
+    assert ridden() is True
+    services.delete_endpoint(endpoint=Endpoint.objects.get(pk=endpoint.pk))
+    assert ridden() is False
