@@ -79,7 +79,7 @@ def free_port() -> int:
 # --- Fixtures (run in a child process with the configuration's environment) ---------------
 
 
-def build_fixtures(out: Path, list_polls: int, big: int) -> None:
+def build_fixtures(out: Path, list_polls: int, big: int, other_polls: int) -> None:
     import django
 
     django.setup()
@@ -89,6 +89,7 @@ def build_fixtures(out: Path, list_polls: int, big: int) -> None:
     from bench import fixtures
 
     call_command("migrate", verbosity=0)
+    fixtures.other_polls(other_polls)
     space, key = fixtures.bench_space()
     polls = fixtures.small_polls(space, list_polls)
     results_poll = fixtures.big_poll(space, 100, 2000)
@@ -296,7 +297,8 @@ def run_config(name: str, args, workdir: Path) -> dict:
         env.pop("WEBHOOKS_DISPATCH", None)
     started = time.perf_counter()
     subprocess.run([PYTHON, __file__, "--build-fixtures", str(workdir), "--big", str(args.big),
-                    "--list-polls", str(args.list_polls)], cwd=BASE_DIR, check=True,
+                    "--list-polls", str(args.list_polls), "--other-polls", str(args.other_polls)],
+                   cwd=BASE_DIR, check=True,
                    env={**env, "DB_STATEMENT_TIMEOUT_MS": "0"})  # loading 2,000,000 votes takes a while
     setup_s = time.perf_counter() - started
     ids = json.loads((workdir / "fixtures.json").read_text())
@@ -394,6 +396,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--big", type=int, default=20000, help="participants of the big read (0: none)")
     parser.add_argument("--list-polls", type=int, default=60, help=argparse.SUPPRESS)
+    parser.add_argument("--other-polls", type=int, default=5000,
+                        help="polls of another space in the database, as a service in use has (0: none)")
     parser.add_argument("--postgres-url", default=os.environ.get("BENCH_POSTGRES_URL", DEFAULT_PG))
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
     parser.add_argument("--only", help="comma-separated words: only the endpoints whose label has one "
@@ -403,7 +407,7 @@ def main() -> None:
     parser.add_argument("--build-fixtures", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_fixtures:
-        build_fixtures(args.build_fixtures, args.list_polls, args.big)
+        build_fixtures(args.build_fixtures, args.list_polls, args.big, args.other_polls)
         return
 
     results = []

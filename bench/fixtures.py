@@ -6,6 +6,7 @@ responses with a snapshot of them on the very fixtures the benches time.
 - `small_polls(space, count)`: `count` polls of 10 options each (the list and `GET` poll).
 - `big_poll(space, options, participants)`: a time poll whose participants all answered
   every option (yes, ifNeedBe or no), stored in bulk with raw inserts.
+- `other_polls(count)`: polls of another space, stored in bulk (the service's other tenants).
 
 Django must be set up before these are called.
 """
@@ -109,6 +110,31 @@ def big_poll(space, options: int, participants: int):
     poll, option_rows = _create_poll(space, options)
     _add_participants(poll, option_rows, participants)
     return poll
+
+
+def other_polls(count: int, options: int = 10, chunk: int = 2000) -> None:
+    """`count` polls of `options` options each in another space, stored in bulk
+    (core.rows.store, no events): the other tenants of a service in use. On a nearly empty
+    polls table PostgreSQL plans the foreign-key check of each new option (its poll, by id)
+    as a sequential scan, and keeps that plan while the table grows, until autovacuum next
+    analyzes it: a `POST /v1/polls` on a fresh database then reads every poll once per
+    option created."""
+    from django.utils import timezone
+
+    from core import rows
+    from polls.models import Option, Poll
+
+    if not count:
+        return
+    space, _ = bench_space("Others")
+    now = timezone.now()
+    starts = [FIRST_SLOT + timedelta(minutes=30 * n) for n in range(options)]
+    for first in range(0, count, chunk):
+        polls = [rows.new(Poll, space=space, organizer=space.owner, title="Another space's poll", kind="time",
+                          time_zone="Europe/Berlin", created_at=now, updated_at=now)
+                 for _ in range(min(chunk, count - first))]
+        rows.store(polls, [rows.new(Option, poll=poll, start_time=start, duration=30)
+                           for poll in polls for start in starts])
 
 
 def bench_space(name: str = "Bench"):

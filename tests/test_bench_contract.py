@@ -13,12 +13,13 @@ from rest_framework.renderers import JSONRenderer as DRFRenderer
 from bench import fixtures
 from core.api.renderers import JSONRenderer
 from polls import presenters, selectors
-from polls.models import Vote
+from polls.models import Poll, Vote
 from polls.tests.factories import respond
 
 
 @pytest.fixture
 def bench_data(space):
+    fixtures.other_polls(5, chunk=2)  # another space's polls, in chunks of two
     polls = fixtures.small_polls(space, 4)
     big = fixtures.big_poll(space, 12, 40)
     return polls, big
@@ -38,6 +39,13 @@ def test_get_poll_and_list(api, space, bench_data):
     newest = selectors.live_polls(space).order_by("-created_at", "-id")[:50]
     assert r.body == {"data": [drf_json(presenters.poll(poll)) for poll in newest], "nextCursor": None}
     assert [poll["id"] for poll in r.body["data"]][-4:] == [poll.pk for poll in reversed(polls)][-4:]
+
+
+def test_other_polls_are_another_spaces_whole_polls(space, bench_data):
+    others = Poll.objects.exclude(space=space)
+    assert others.count() == 5 and others.values("space").distinct().count() == 1
+    assert all(poll.options.count() == 10 for poll in others)
+    assert Poll.objects.filter(space=space).count() == 5  # the bench's own: four small, one big
 
 
 def test_post_poll(api, space):
