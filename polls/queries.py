@@ -29,13 +29,18 @@ ANSWER_MARKS = {kind: "+" if modifiers else "" for kind, modifiers in AVAILABLE_
 _POLL, _ORGANIZER, _OPTION = Table(Poll, "p"), Table(User, "u"), Table(Option, "o")
 
 
-def _poll_select(poll: Table, organizer: Table, where: list[str], tail: str = "", packed: bool = False) -> str:
-    """SELECT the columns of `poll` and `organizer`; or (`packed`, SQLite) the poll's id and
-    those values as one JSON array (`_read_polls`). The participant count is the poll's
-    column (`Poll.participant_count`, kept by the services): never counted by a read."""
+def _poll_select(
+    poll: Table, organizer: Table, where: list[str], tail: str = "", packed: str | None = None, also: str = ""
+) -> str:
+    """SELECT the columns of `poll` and `organizer`; or (`packed`: the backend's vendor) the
+    poll's id and those values as one text (`_pack`), then the columns `also`. The
+    participant count is the poll's column (`Poll.participant_count`, kept by the services):
+    never counted by a read."""
     columns = f"{poll.columns()}, {organizer.columns()}"
     if packed:
-        columns = f"{poll.column('id')}, json_array({columns})"
+        columns = f"{poll.column('id')}, {_pack(packed, columns)}"
+    if also:
+        columns = f"{columns}, {also}"
     return (
         f"SELECT {columns} "
         f"FROM {poll.table} JOIN {organizer.table} ON {organizer.column('id')} = {poll.column('organizer')} "
@@ -98,29 +103,45 @@ _OPTION_ROW = Columns(Option, "o", ("id", "poll", "date", "start_time", "duratio
 _OPTION_POLL = 1  # the poll's id in _OPTION_ROW's values
 
 
-#: Backends whose poll rows come packed: the id, then the row's values as a JSON array.
-#: SQLite's sqlite3 module makes a Python value of each column of each row (about 0.15 us
-#: each: 20 a poll, a page of 51 polls read 1,020), and the kept rows compared them all;
-#: packed, SQLite makes the text in C, Python gets two values a row and compares one
-#: string, and only a poll not kept is decoded (orjson). The JSON array decodes to the
-#: values the columns give (SQLite's integers, text and NULLs: the row has no REAL or BLOB
-#: columns; tests/test_queries.py compares them). PostgreSQL's JSON would write timestamps
-#: and booleans as text, unlike psycopg's values: its rows come as columns.
-_PACKED = {"sqlite"}
+#: Poll rows come packed: the id, then the row's values as one text, made by the database.
+#: A driver makes a Python value of each column of each row it fetches: a page of 51 polls
+#: is 1,020 of them (sqlite3 about 0.15 us each; psycopg less, but a riding statement,
+#: `page_rider`, adds the key's 31 columns to every row, as NULLs), and the kept rows
+#: compared them all. Packed, Python gets two values a row and compares one string, and
+#: only a poll not kept is unpacked (`_unpacker`) into the values its columns give. SQLite
+#: packs into a JSON array: its values are SQLite's integers, text and NULLs (the row has no
+#: REAL or BLOB columns). PostgreSQL's JSON would write timestamps and booleans as text,
+#: unlike psycopg's values: there the row's own text (`ROW(...)::text`), whose fields
+#: psycopg's loaders read as they read the columns' text (core/postgresql/records.py).
+#: polls/tests/test_queries.py compares both with the columns.
+def _pack(vendor: str, columns: str) -> str:
+    """SQL of one text holding the values of `columns`."""
+    return f"ROW({columns})::text" if vendor == "postgresql" else f"json_array({columns})"
+
+
+def _unpacker(db):
+    """`values(packed)`: the values of a packed poll row on the connection `db`, as its columns give them."""
+    if db.vendor != "postgresql":
+        return orjson.loads
+    from core.postgresql import records
+
+    fields = [*_POLL_ROW.fields, *_ORGANIZER_ROW.fields]
+    return records.unpacker(db.connection, [field.db_type(db) for field in fields])
 
 
 @functools.cache
 def _one_sql(vendor: str) -> str:
-    return _poll_select(_POLL_ROW, _ORGANIZER_ROW, _live(_POLL_ROW), packed=vendor in _PACKED)
+    return _poll_select(_POLL_ROW, _ORGANIZER_ROW, _live(_POLL_ROW), packed=vendor)
 
 
-def _page_select(space: str, by_status: bool, after: bool, packed: bool, count: int) -> str:
+def _page_select(space: str, by_status: bool, after: bool, vendor: str, count: int, also: str = "") -> str:
     """A page of `count` polls of the space whose id `space` gives (a placeholder, or a
-    column). The count is written into the statement, not a parameter: for a prepared
-    statement's generic plan PostgreSQL takes a LIMIT it cannot see for a tenth of the rows,
-    so with many polls in the table the generic plan looked dearer than planning each
-    execution anew, and every page was planned again (about 2.5 ms of PostgreSQL's time for
-    the first page riding on the key lookup). A statement per page size: 100 at most."""
+    column), packed, with the columns `also`. The count is written into the statement, not
+    a parameter: for a prepared statement's generic plan PostgreSQL takes a LIMIT it cannot
+    see for a tenth of the rows, so with many polls in the table the generic plan looked
+    dearer than planning each execution anew, and every page was planned again (about 2.5
+    ms of PostgreSQL's time for the first page riding on the key lookup). A statement per
+    page size: 100 at most."""
     created_at, poll_id = _POLL_ROW.column("created_at"), _POLL_ROW.column("id")
     where = [f"{_POLL_ROW.column('space')} = {space}", f"{_POLL_ROW.column('deleted_at')} IS NULL"]
     if by_status:
@@ -130,12 +151,12 @@ def _page_select(space: str, by_status: bool, after: bool, packed: bool, count: 
         # PostgreSQL read every newer poll of the space first).
         where.append(f"({created_at}, {poll_id}) < (%s, %s)")
     tail = f" ORDER BY {created_at} DESC, {poll_id} DESC LIMIT {int(count)}"
-    return _poll_select(_POLL_ROW, _ORGANIZER_ROW, where, tail, packed=packed)
+    return _poll_select(_POLL_ROW, _ORGANIZER_ROW, where, tail, packed=vendor, also=also)
 
 
 @functools.cache
 def _page_sql(vendor: str, by_status: bool, after: bool, count: int) -> str:
-    return _page_select("%s", by_status, after, packed=vendor in _PACKED, count=count)
+    return _page_select("%s", by_status, after, vendor, count)
 
 
 #: Poll rows and option lists each process keeps (`_read_polls`, `options_of`; core.rows.Kept).
@@ -143,35 +164,36 @@ _POLLS_KEPT, _OPTIONS_KEPT = Kept(4096), Kept(4096)
 
 
 def _read_polls(sql: str, params: list) -> list:
-    """The poll rows of `sql` (the columns `_poll_select` gives for _POLL_ROW and _ORGANIZER_ROW)."""
+    """The poll rows of `sql` (`_poll_select`'s packed rows of _POLL_ROW and _ORGANIZER_ROW)."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return _polls_made(cursor.fetchall())
 
 
 def _polls_made(fetched: list) -> list:
-    """The rows of polls fetched (each the columns `_poll_select` gives).
+    """The rows of polls fetched (each the id and the packed values `_poll_select` gives).
 
     A poll read again with the very same values as last time in this process is given as
-    the row made then (core.rows.Kept), without the backend's converters (JSON, timestamps:
-    about 6 us a row); encoding then finds its answer for that row at once
-    (`encoding.encoded_polls`)."""
+    the row made then (core.rows.Kept), compared as one text, without unpacking it or
+    running the backend's converters (JSON, timestamps); encoding then finds its answer for
+    that row at once (`encoding.encoded_polls`)."""
+    db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     read_poll, read_organizer = _POLL_ROW.reader(), _ORGANIZER_ROW.reader(_POLL_ROW.width)
-    packed = connections[DEFAULT_DB_ALIAS].vendor in _PACKED  # rows of (id, JSON array of the values)
 
-    def make(values):
-        if packed:
-            values = orjson.loads(values)
-        return read_poll(values, (read_organizer(values),))
+    def make_all(packed: list) -> list:
+        unpack = _unpacker(db)
+        made = []
+        for text in packed:
+            values = unpack(text)
+            made.append(read_poll(values, (read_organizer(values),)))
+        return made
 
-    return _POLLS_KEPT.made(fetched if packed else [(values[0], values) for values in fetched], make)
+    return _POLLS_KEPT.made(fetched, make_all=make_all)
 
 
 def _rider_sql(space: str) -> tuple[str, str]:
     """`poll_rider`'s columns (those of `_one_sql`) and JOINs, on the space column `space`."""
-    columns = f"{_POLL_ROW.columns()}, {_ORGANIZER_ROW.columns()}"
-    if connection.vendor in _PACKED:
-        columns = f"{_POLL_ROW.column('id')}, json_array({columns})"
+    columns = f"{_POLL_ROW.column('id')}, {_pack(connection.vendor, f'{_POLL_ROW.columns()}, {_ORGANIZER_ROW.columns()}')}"
     where = _live(_POLL_ROW)
     where[1] = f"{_POLL_ROW.column('space')} = {space}"
     return columns, (
@@ -190,16 +212,21 @@ def poll_rider(poll_id: str) -> Rider:
     return Rider(_rider_sql, [poll_id], _ridden_poll)
 
 
-#: The order of a page's rows (`_page_select`), by their columns.
-_PAGE_ORDER = tuple((_POLL_ROW.row._fields.index(name), "DESC") for name in ("created_at", "id"))
-
-
 @functools.cache
 def _page_rider_sql(by_status: bool, count: int):
     def sql(space: str) -> str:
-        return _page_select(space, by_status, after=False, packed=False, count=count)
+        # The page's order in its columns (`_PAGE_ORDER`), for the statement it rides on.
+        return _page_select(space, by_status, after=False, vendor="postgresql", count=count, also=_POLL_ROW.column("created_at"))
 
     return sql
+
+
+#: The order of a riding page's rows by its columns: `created_at` (the third), then the id.
+_PAGE_ORDER = ((2, "DESC"), (0, "DESC"))
+
+
+def _ridden_page(rows: list) -> list:
+    return _polls_made([(poll_id, packed) for poll_id, packed, _created_at in rows])
 
 
 def page_rider(*, status: str | None, count: int) -> RowsRider | None:
@@ -210,9 +237,7 @@ def page_rider(*, status: str | None, count: int) -> RowsRider | None:
     if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
         return None
     params = [status] if status else []
-    return RowsRider(
-        _page_rider_sql(bool(status), count), params, _polls_made, _POLL_ROW.width + _ORGANIZER_ROW.width, _PAGE_ORDER
-    )
+    return RowsRider(_page_rider_sql(bool(status), count), params, _ridden_page, 3, _PAGE_ORDER)
 
 
 def options_of(poll_ids: list[str]) -> dict[str, tuple]:

@@ -105,10 +105,15 @@ def test_one_poll_as_a_row_is_what_live_poll_gives(space, make_space, django_ass
         assert queries.poll_row(space.pk, poll.pk) is None
 
 
-@pytest.mark.parametrize("text", ["Zoë's \"café\" \\ 日本 😀", "tab\tnew\nline\x01end", "", None])
+@pytest.mark.parametrize("text", [
+    "Zoë's \"café\" \\ 日本 😀", "tab\tnew\nline\x01end", "", None,
+    # What PostgreSQL's text of a row quotes, doubles or ends a field on.
+    '(a, "b"), c\\\\d ""), (', " spaced ", "NULL", ",", '"', ")",
+])
 def test_a_poll_row_keeps_every_value_as_stored(space, text):
-    # On SQLite the row comes packed in a JSON array (queries._PACKED): the values must be
-    # the ones the columns give, whatever the text, the NULLs, the booleans and JSON.
+    # The row comes packed in one text (queries._pack: a JSON array on SQLite, the row's text
+    # on PostgreSQL): the values must be the ones the columns give, whatever the text, the
+    # NULLs, the booleans and JSON.
     poll = make_poll(space)
     conferencing = {"url": text, "nested": [1, -(2**62), True, None, {"k": "v"}]}
     Poll.objects.filter(pk=poll.pk).update(
