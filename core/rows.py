@@ -8,11 +8,12 @@ new instances as `bulk_create` does. Everything else uses the ORM."""
 import functools
 import threading
 from collections import OrderedDict, namedtuple
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+import orjson
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models.base import ModelState
@@ -114,6 +115,37 @@ class Columns(Table):
             if functions:
                 made.append((index, _chain(functions, col)))
         return made
+
+
+#: Fields whose values a JSON array would not give back as SQLite's columns give them.
+_NOT_PACKED_ON_SQLITE = {"FloatField", "DecimalField", "BinaryField"}
+
+
+def pack(vendor: str, columns: str) -> str:
+    """SQL of one text holding the values of `columns` (a hand-written SELECT's list): a row
+    packed. A driver makes a Python value of each column of each row it fetches, and a read
+    that compares rows with those it read before (`Kept`) then compares every value; packed,
+    a row is one value, compared as one string, and only a row not kept is unpacked
+    (`unpacker`). SQLite packs into a JSON array (`json_array`: SQLite's integers, text and
+    NULLs as its columns give them). PostgreSQL's JSON would write timestamps and booleans
+    as text, unlike psycopg's values: there the row's own text (`ROW(...)::text`), whose
+    fields psycopg's loaders read as they read the columns' text (core/postgresql/records.py).
+    Tested against the columns: polls/tests/test_queries.py, spaces/tests/test_queries.py."""
+    return f"ROW({columns})::text" if vendor == "postgresql" else f"json_array({columns})"
+
+
+def unpacker(db, fields) -> Callable[[str], Sequence]:
+    """`values(packed)`: the values of a row of these model fields that `pack` packed, on
+    the connection `db` (just used: PostgreSQL's loaders are its connection's), as the
+    backend gives its columns (Django's converters come after, as for the columns)."""
+    if db.vendor == "postgresql":
+        from core.postgresql import records
+
+        return records.unpacker(db.connection, [field.db_type(db) for field in fields])
+    refused = [field.name for field in fields if field.get_internal_type() in _NOT_PACKED_ON_SQLITE]
+    if refused:
+        raise ValueError(f"a JSON array would change these fields' values: {refused}")
+    return orjson.loads
 
 
 @dataclass(frozen=True)

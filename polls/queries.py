@@ -13,10 +13,9 @@
 import functools
 from datetime import datetime
 
-import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
-from core.rows import Columns, Kept, Rider, RowsRider, Table, split
+from core.rows import Columns, Kept, Rider, RowsRider, Table, pack, split, unpacker
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
 from spaces.models import User
 
@@ -33,12 +32,13 @@ def _poll_select(
     poll: Table, organizer: Table, where: list[str], tail: str = "", packed: str | None = None, also: str = ""
 ) -> str:
     """SELECT the columns of `poll` and `organizer`; or (`packed`: the backend's vendor) the
-    poll's id and those values as one text (`_pack`), then the columns `also`. The
-    participant count is the poll's column (`Poll.participant_count`, kept by the services):
-    never counted by a read."""
+    poll's id and those values as one text (core.rows.pack: a page of 51 polls is 1,020
+    values as columns, which the kept rows compared one by one); then the columns `also`.
+    The participant count is the poll's column (`Poll.participant_count`, kept by the
+    services): never counted by a read."""
     columns = f"{poll.columns()}, {organizer.columns()}"
     if packed:
-        columns = f"{poll.column('id')}, {_pack(packed, columns)}"
+        columns = f"{poll.column('id')}, {pack(packed, columns)}"
     if also:
         columns = f"{columns}, {also}"
     return (
@@ -101,32 +101,7 @@ _POLL_ROW = Columns(
 _ORGANIZER_ROW = Columns(User, "u", ("id", "name", "email", "image"), "OrganizerRow")
 _OPTION_ROW = Columns(Option, "o", ("id", "poll", "date", "start_time", "duration"), "OptionRow")
 _OPTION_POLL = 1  # the poll's id in _OPTION_ROW's values
-
-
-#: Poll rows come packed: the id, then the row's values as one text, made by the database.
-#: A driver makes a Python value of each column of each row it fetches: a page of 51 polls
-#: is 1,020 of them (sqlite3 about 0.15 us each; psycopg less, but a riding statement,
-#: `page_rider`, adds the key's 31 columns to every row, as NULLs), and the kept rows
-#: compared them all. Packed, Python gets two values a row and compares one string, and
-#: only a poll not kept is unpacked (`_unpacker`) into the values its columns give. SQLite
-#: packs into a JSON array: its values are SQLite's integers, text and NULLs (the row has no
-#: REAL or BLOB columns). PostgreSQL's JSON would write timestamps and booleans as text,
-#: unlike psycopg's values: there the row's own text (`ROW(...)::text`), whose fields
-#: psycopg's loaders read as they read the columns' text (core/postgresql/records.py).
-#: polls/tests/test_queries.py compares both with the columns.
-def _pack(vendor: str, columns: str) -> str:
-    """SQL of one text holding the values of `columns`."""
-    return f"ROW({columns})::text" if vendor == "postgresql" else f"json_array({columns})"
-
-
-def _unpacker(db):
-    """`values(packed)`: the values of a packed poll row on the connection `db`, as its columns give them."""
-    if db.vendor != "postgresql":
-        return orjson.loads
-    from core.postgresql import records
-
-    fields = [*_POLL_ROW.fields, *_ORGANIZER_ROW.fields]
-    return records.unpacker(db.connection, [field.db_type(db) for field in fields])
+_PACKED_FIELDS = [*_POLL_ROW.fields, *_ORGANIZER_ROW.fields]
 
 
 @functools.cache
@@ -181,7 +156,7 @@ def _polls_made(fetched: list) -> list:
     read_poll, read_organizer = _POLL_ROW.reader(), _ORGANIZER_ROW.reader(_POLL_ROW.width)
 
     def make_all(packed: list) -> list:
-        unpack = _unpacker(db)
+        unpack = unpacker(db, _PACKED_FIELDS)
         made = []
         for text in packed:
             values = unpack(text)
@@ -193,7 +168,7 @@ def _polls_made(fetched: list) -> list:
 
 def _rider_sql(space: str) -> tuple[str, str]:
     """`poll_rider`'s columns (those of `_one_sql`) and JOINs, on the space column `space`."""
-    columns = f"{_POLL_ROW.column('id')}, {_pack(connection.vendor, f'{_POLL_ROW.columns()}, {_ORGANIZER_ROW.columns()}')}"
+    columns = f"{_POLL_ROW.column('id')}, {pack(connection.vendor, f'{_POLL_ROW.columns()}, {_ORGANIZER_ROW.columns()}')}"
     where = _live(_POLL_ROW)
     where[1] = f"{_POLL_ROW.column('space')} = {space}"
     return columns, (

@@ -6,14 +6,15 @@ were built from, and gives them again only when this request's row (every column
 key, its space, the space's owner and subscription and the key's creator) equals that row:
 a revoked key, a ban, a renamed space or a lapsed subscription is a different row, seen at
 once. Building them (five model instances through the backend's converters) cost more than
-the query. The objects are shared by the requests of the process and must not be changed
+the query. The row comes packed (core.rows.pack): one text, compared as one string, and
+unpacked only to build the objects again. The objects are shared by the requests of the process and must not be changed
 in memory (the services change rows in the database, never these instances)."""
 
 import functools
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from core.rows import Kept, Rider, RowsRider, Table, split
+from core.rows import Kept, Rider, RowsRider, Table, pack, split, unpacker
 from spaces.models import ApiKey, Space, Subscription, User
 
 # Aliases of their own: a rider (core.rows.Rider) adds its tables to the statement.
@@ -21,7 +22,7 @@ _KEY, _SPACE, _OWNER, _CREATOR, _PRO = (
     Table(ApiKey, "k"), Table(Space, "ks"), Table(User, "ko"), Table(User, "kc"), Table(Subscription, "kp"),
 )
 _TABLES = (_KEY, _SPACE, _OWNER, _CREATOR, _PRO)
-_WIDTH = sum(table.width for table in _TABLES)
+_FIELDS = [field for table in _TABLES for field in table.fields]
 
 
 def _key_from() -> str:
@@ -34,29 +35,30 @@ def _key_from() -> str:
     )
 
 
-def _key_columns() -> str:
-    return ", ".join(table.columns() for table in _TABLES)
+def _key_columns(vendor: str) -> str:
+    """The key's row packed: one column."""
+    return pack(vendor, ", ".join(table.columns() for table in _TABLES))
 
 
 @functools.cache
 def _key_sql(vendor: str, rider_sql=None) -> str:
     columns, joins = rider_sql(_KEY.column("space")) if rider_sql else ("", "")
     return (
-        f"SELECT {_key_columns()}{', ' + columns if columns else ''} {_key_from()} "
+        f"SELECT {_key_columns(vendor)}{', ' + columns if columns else ''} {_key_from()} "
         f"{joins + ' ' if joins else ''}WHERE {_KEY.column('prefix')} = %s"
     )
 
 
 @functools.cache
 def _key_rows_sql(vendor: str, rider_sql, width: int, order: tuple) -> str:
-    """The key's row (its columns, NULL in the rider's), then the rider's rows (NULL in the
-    key's columns, then the rider's), in one result: the key's first, since the order puts
-    NULLs first."""
+    """The key's row (its packed column, NULL in the rider's), then the rider's rows (NULL,
+    then the rider's columns), in one result: the key's first, since the order puts NULLs
+    first."""
     anchor = Table(ApiKey, "rk")
-    order_by = ", ".join(f"{_WIDTH + index + 1} {direction} NULLS FIRST" for index, direction in order)
+    order_by = ", ".join(f"{index + 2} {direction} NULLS FIRST" for index, direction in order)
     return (
-        f"SELECT {_key_columns()}, {', '.join(['NULL'] * width)} {_key_from()} WHERE {_KEY.column('prefix')} = %s "
-        f"UNION ALL SELECT {', '.join(['NULL'] * _WIDTH)}, r.* FROM {anchor.table} "
+        f"SELECT {_key_columns(vendor)}, {', '.join(['NULL'] * width)} {_key_from()} WHERE {_KEY.column('prefix')} = %s "
+        f"UNION ALL SELECT NULL, r.* FROM {anchor.table} "
         f"CROSS JOIN LATERAL ({rider_sql(anchor.column('space'))}) r WHERE {anchor.column('prefix')} = %s "
         f"ORDER BY {order_by}"
     )
@@ -79,10 +81,10 @@ def key_by_prefix(prefix: str, rider: Rider | RowsRider | None = None) -> tuple[
             row = cursor.fetchone()
     if row is None:
         return None, None
-    key = _KEYS_KEPT.made([(prefix, row[:_WIDTH])], _build)[0]
+    key = _KEYS_KEPT.made([(prefix, row[0])], make_all=lambda packed: [_build(unpacker(db, _FIELDS)(packed[0]))])[0]
     if isinstance(rider, RowsRider):
-        return key, rider.read([values[_WIDTH:] for values in rows[1:]])
-    return key, rider.read(row[_WIDTH:]) if rider else None
+        return key, rider.read([values[1:] for values in rows[1:]])
+    return key, rider.read(row[1:]) if rider else None
 
 
 #: Keys whose built objects each process keeps (a few KB each; core.rows.Kept).

@@ -80,3 +80,18 @@ def test_built_objects_are_given_again_only_for_the_same_row(db, django_assert_n
         assert_same(found, orm_lookup(prefix))
         previous = found
     assert not first.space.owner.is_banned and first.space.name == "Acme"  # built objects are never changed
+
+
+@pytest.mark.parametrize("text", ['Zoë\'s "café" \\ 日本 😀', '(a, "b"), c\\\\d ""), (', " spaced ", "NULL", ",", "tab\tnew\nline"])
+def test_the_key_row_keeps_every_value_as_stored(db, text):
+    # The row comes packed in one text (core.rows.pack: a JSON array on SQLite, the row's
+    # text on PostgreSQL): the values must be the ones the columns give, whatever the text.
+    space = services.create_space(name="Acme", owner_email="owner@example.com", owner_name="Owner", pro=True)
+    key, raw = services.create_key(space=space, name="ci", expires_at=timezone.now() + timedelta(days=3))
+    ApiKey.objects.filter(pk=key.pk).update(name=text)
+    Space.objects.filter(pk=space.pk).update(name=text)
+    User.objects.filter(pk=space.owner_id).update(name=text, image=text)
+    User.objects.filter(pk=key.created_by_id).update(image=None)
+    found, expected = key_by_prefix(prefix_of(raw)), orm_lookup(prefix_of(raw))
+    assert_same(found, expected)
+    assert found.name == found.space.name == found.space.owner.name == text
