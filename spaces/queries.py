@@ -7,8 +7,9 @@ key, its space, the space's owner and subscription and the key's creator) equals
 a revoked key, a ban, a renamed space or a lapsed subscription is a different row, seen at
 once. Building them (five model instances through the backend's converters) cost more than
 the query. The row comes packed (core.rows.pack): one text, compared as one string, and
-unpacked only to build the objects again. The objects are shared by the requests of the process and must not be changed
-in memory (the services change rows in the database, never these instances)."""
+unpacked only to build the objects again. The objects are shared by the requests of the
+process and must not be changed in memory (the services change rows in the database, never
+these instances)."""
 
 import functools
 
@@ -81,7 +82,7 @@ def key_by_prefix(prefix: str, rider: Rider | RowsRider | None = None) -> tuple[
             row = cursor.fetchone()
     if row is None:
         return None, None
-    key = _KEYS_KEPT.made([(prefix, row[0])], make_all=lambda packed: [_build(unpacker(db, _FIELDS)(packed[0]))])[0]
+    key = _KEYS_KEPT.made([(prefix, row[0])], lambda packed: _build(unpacker(db, _FIELDS)(packed)))[0]
     if isinstance(rider, RowsRider):
         return key, rider.read([values[1:] for values in rows[1:]])
     return key, rider.read(row[1:]) if rider else None
