@@ -6,6 +6,7 @@ as from a queryset (`Table`), or the same values in named tuples (`Columns`); `i
 new instances as `bulk_create` does. Everything else uses the ORM."""
 
 import functools
+import re
 import threading
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Sequence
@@ -342,7 +343,11 @@ def _insert_plan(model, vendor: str) -> tuple[str, str, list, str | None]:
     row = f"({', '.join(['%s'] * len(fields))})"
     arrays = None
     if vendor == "postgresql":
-        arrays = f"{into} SELECT * FROM unnest({', '.join(f'%b::{field.db_type(connection)}[]' for field in fields)})"
+        # Each array of the column's type without its modifier (`varchar`, not `varchar(30)`):
+        # a cast to `varchar(30)` cuts a longer value, where the INSERT's own assignment
+        # refuses it, as for one row and as bulk_create does.
+        types = [re.sub(r"\(.*?\)", "", field.db_type(connection)) for field in fields]
+        arrays = f"{into} SELECT * FROM unnest({', '.join(f'%b::{db_type}[]' for db_type in types)})"
     columns = []
     for field in fields:
         kind = _KINDS.get(type(field), _FIELD)

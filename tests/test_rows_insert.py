@@ -5,7 +5,7 @@
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
-from django.db import IntegrityError, connection
+from django.db import DatabaseError, IntegrityError, connection
 from django.test.utils import CaptureQueriesContext
 
 from core import rows
@@ -128,3 +128,22 @@ def test_store_stores_all_or_nothing(space):
         rows.store([second], [clash], [event])
     assert not Poll.objects.filter(pk=second.pk).exists() and not Event.objects.filter(pk=event.pk).exists()
     assert Option.objects.get(pk=taken.pk).poll_id == first.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_value_too_long_for_its_column_fares_as_with_bulk_create(space):
+    """PostgreSQL refuses it (SQLite keeps any length), for one row or many: the arrays of
+    many rows are cast to the column's type without its length, which would cut the value."""
+    def outcome(insert, count: int, title: str):
+        polls = [_poll(space, title=title)] + [_poll(space, title="Short") for _ in range(count - 1)]
+        try:
+            insert(polls)
+        except DatabaseError as error:
+            return type(error).__name__, Poll.objects.filter(pk__in=[poll.pk for poll in polls]).count()
+        return None, sorted(len(title) for title in Poll.objects.filter(pk__in=[p.pk for p in polls]).values_list("title", flat=True))
+
+    too_long = "x" * (Poll._meta.get_field("title").max_length + 1)
+    for count in (1, 2):
+        expected = outcome(Poll.objects.bulk_create, count, too_long)
+        assert outcome(rows.insert, count, too_long) == expected
+        assert expected[0] == ("DataError" if connection.vendor == "postgresql" else None)
