@@ -131,7 +131,8 @@ def pack(vendor: str, columns: str) -> str:
     NULLs as its columns give them). PostgreSQL's JSON would write timestamps and booleans
     as text, unlike psycopg's values: there the row's own text (`ROW(...)::text`), whose
     fields psycopg's loaders read as they read the columns' text (core/postgresql/records.py).
-    Tested against the columns: polls/tests/test_queries.py, spaces/tests/test_queries.py."""
+    Tested against the columns: polls/tests/test_queries.py, spaces/tests/test_queries.py,
+    tests/test_postgresql_records.py."""
     return f"ROW({columns})::text" if vendor == "postgresql" else f"json_array({columns})"
 
 
