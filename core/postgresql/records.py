@@ -11,7 +11,6 @@ string. Fetching a page of 50 polls of 20 columns took 90 us of the client's CPU
 import re
 from collections.abc import Callable, Sequence
 
-from psycopg import postgres
 from psycopg.adapt import Transformer
 from psycopg.pq import Format
 
@@ -43,17 +42,17 @@ def fields(text: str) -> list[bytes | None]:
     return found
 
 
-def oid(db_type: str) -> int:
-    """The type oid of a column of Django's type `db_type` (`varchar(12)`, `timestamp with
-    time zone`...)."""
-    return postgres.types[db_type.split("(", 1)[0].strip()].oid
+def oid(types, db_type: str) -> int:
+    """The type oid, in the registry `types` (a connection's), of a column of Django's type
+    `db_type` (`varchar(12)`, `timestamp with time zone`...)."""
+    return types[db_type.split("(", 1)[0].strip()].oid
 
 
 def unpacker(connection, db_types: Sequence[str]) -> Callable[[str], tuple]:
     """`values(text)`: the values of a record of columns of these Django types (`ROW(...)::text`),
     each as the psycopg `connection` (its loaders) gives that column's value in text."""
     transformer = Transformer(connection)
-    transformer.set_loader_types([oid(db_type) for db_type in db_types], Format.TEXT)
+    transformer.set_loader_types([oid(connection.adapters.types, db_type) for db_type in db_types], Format.TEXT)
     load = transformer.load_sequence
 
     def values(text: str) -> tuple:
