@@ -3,6 +3,8 @@ import os
 
 from celery import Celery, signals
 
+from core import brokers
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("pollservice")
@@ -122,8 +124,8 @@ def check_broker_is_ours(**_):
     database and prefix (its workers would take this installation's tasks, and ours its)."""
     from django.conf import settings
 
-    url = settings.CELERY_BROKER_URL
-    if not url.startswith(("redis://", "rediss://", "unix://")):
+    url = brokers.redis_url(settings.CELERY_BROKER_URL)
+    if url is None:
         return
     try:
         other = claim_broker(url, settings.CELERY_BROKER_PREFIX, installation_identity())

@@ -12,6 +12,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from config.secret_key import installation_secret_key
+from core.brokers import celery_broker_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -198,7 +199,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis and Celery ------------------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
+# Celery writes a Unix socket its own way (core.brokers).
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=celery_broker_url(REDIS_URL) or "memory://")
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

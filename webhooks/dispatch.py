@@ -25,6 +25,7 @@ from django import db
 from django.conf import settings
 from django.utils import timezone
 
+from core import brokers
 from core.redis_commands import Script
 from webhooks import queries, services
 
@@ -175,8 +176,8 @@ def _fan_out_marks():
     the Celery app's broker, or None when the broker is not Redis."""
     from core.tasks import celery_app
 
-    url = celery_app().conf.broker_url
-    if not url.startswith(("redis://", "rediss://", "unix://")):
+    url = brokers.redis_url(celery_app().conf.broker_url)
+    if url is None:
         return None
     prefix = settings.CELERY_BROKER_PREFIX
     return _broker_client(url), [f"{prefix}{FAN_OUT_QUEUED_KEY}", f"{prefix}{FAN_OUT_RECENT_KEY}"]
