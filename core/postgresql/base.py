@@ -141,6 +141,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
     SchemaEditorClass = DatabaseSchemaEditor
 
     def get_connection_params(self):
+        pool = self._connection_pools.get(self.alias)
+        if pool is not None:
+            # Django's `connect` asks for the parameters on every checkout and a pooled
+            # connection never uses them: they were the pool's, made once (below).
+            return pool.kwargs
         params = super().get_connection_params()
         if self.timezone == UTC and "context" in params:
             # Django's adapters for this time zone (shared by its connections), with psycopg's
@@ -150,6 +155,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     @property
     def pool(self):
+        pool = self._connection_pools.get(self.alias)  # asked seven times per checkout
+        if pool is not None:
+            return pool
         options = self.settings_dict["OPTIONS"].get("pool")
         if options and self.alias != base.NO_DB_ALIAS and self.alias not in self._connection_pools:
             # As Django makes its pool (base.DatabaseWrapper.pool), of the class above.
@@ -161,3 +169,9 @@ class DatabaseWrapper(base.DatabaseWrapper):
             )
             self._connection_pools.setdefault(self.alias, pool)
         return super().pool
+
+    def _set_autocommit(self, autocommit):
+        # A pooled connection comes in autocommit, and psycopg's setter takes the
+        # connection's lock and runs a wait even when nothing changes.
+        if self.connection.autocommit != autocommit:
+            super()._set_autocommit(autocommit)
