@@ -5,13 +5,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import redis
 
 from core.brokers import celery_broker_url, redis_url
+from tests.redisproc import start_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,21 +38,8 @@ def test_a_broker_that_is_not_redis_has_no_redis_url(broker):
 def socket_redis(tmp_path):
     """A Redis server of this test's own, on a Unix socket only."""
     path = tmp_path / "redis.sock"
-    process = subprocess.Popen(
-        ["redis-server", "--port", "0", "--unixsocket", str(path), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
     client = redis.Redis(unix_socket_path=str(path), db=3)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise
-            time.sleep(0.05)
+    process = start_redis("--port", "0", "--unixsocket", str(path), client=client)
     yield path, client
     process.kill()
     process.wait(10)

@@ -1,9 +1,7 @@
 """Fail closed: a Redis that is down, hangs or answers with an error gives a quick 503, never
 a 500 or a hang, and service resumes by itself when Redis is back."""
 
-import shutil
 import socket
-import subprocess
 import time
 
 import pytest
@@ -11,6 +9,7 @@ import redis
 
 from ratelimit.stores import RedisStore
 from ratelimit.tests.conftest import closed_port_url, limit_headers
+from tests.redisproc import start_redis
 
 
 def assert_unavailable(response, retry_after="60"):
@@ -52,8 +51,6 @@ def test_an_error_answer_gives_503_and_the_next_good_answer_200(api, space, redi
 @pytest.fixture
 def own_redis():
     """A Redis server of this test's own, which the test stops and starts again."""
-    binary = shutil.which("redis-server")
-    assert binary, "redis-server is needed for this test"
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -63,19 +60,8 @@ def own_redis():
         process = None
 
         def start(self):
-            self.process = subprocess.Popen(
-                [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-                stdout=subprocess.DEVNULL,
-            )
             client = redis.Redis(port=port, socket_connect_timeout=0.2)
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    assert time.monotonic() < deadline, "redis-server did not start"
-                    time.sleep(0.02)
+            self.process = start_redis("--port", str(port), "--bind", "127.0.0.1", client=client)
             client.close()
 
         def stop(self):

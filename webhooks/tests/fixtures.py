@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import connection
 from pytest_httpserver import HTTPServer
 
+from tests.redisproc import start_redis
 from webhooks import services
 
 
@@ -93,18 +94,7 @@ class Broker:
         self.start()
 
     def start(self):
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                if redis.Redis.from_url(self.url).ping():
-                    return
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        raise AssertionError("redis-server did not start")
+        self.process = start_redis("--port", str(self.port), "--bind", "127.0.0.1", client=redis.Redis.from_url(self.url))
 
     def kill(self):
         self.process.kill()

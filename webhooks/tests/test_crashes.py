@@ -106,7 +106,10 @@ def test_the_sweeper_delivers_an_event_whose_dispatch_was_lost(receiver, hook, s
 
 
 def test_the_sweeper_with_celery_fans_out_and_enqueues_workers(receiver, hook, space, settings, monkeypatch):
+    from core.tasks import celery_app
     from webhooks import tasks
+
+    celery_app()  # the tasks bound to the project's app, also when this file runs alone
 
     settings.WEBHOOKS_DISPATCH = "celery"
     enqueued = []

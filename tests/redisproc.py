@@ -1,0 +1,26 @@
+"""A redis-server of a test's own (nothing kept on disk), for the tests that stop it, kill
+it or reach it at an address of their own."""
+
+import shutil
+import subprocess
+import time
+
+import redis
+
+
+def start_redis(*arguments: str, client: redis.Redis) -> subprocess.Popen:
+    """`redis-server *arguments`, once `client` gets its answer (within 10 seconds)."""
+    binary = shutil.which("redis-server")
+    assert binary, "redis-server is needed for this test (part of the PostgreSQL + Redis run: docs/deploy.md)"
+    process = subprocess.Popen([binary, *arguments, "--save", "", "--appendonly", "no"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            return process
+        except redis.ConnectionError:
+            if time.monotonic() > deadline:
+                process.kill()
+                raise AssertionError("redis-server did not start") from None
+            time.sleep(0.02)
