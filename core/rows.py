@@ -6,7 +6,6 @@ as from a queryset (`Table`), or the same values in named tuples (`Columns`); `i
 new instances as `bulk_create` does. Everything else uses the ORM."""
 
 import functools
-import re
 import threading
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Sequence
@@ -347,7 +346,9 @@ def _insert_plan(model, vendor: str) -> tuple[str, str, list, str | None]:
         # Each array of the column's type without its modifier (`varchar`, not `varchar(30)`):
         # a cast to `varchar(30)` cuts a longer value, where the INSERT's own assignment
         # refuses it, as for one row and as bulk_create does.
-        types = [re.sub(r"\(.*?\)", "", field.db_type(connection)) for field in fields]
+        from core.postgresql.records import unmodified
+
+        types = [unmodified(field.db_type(connection)) for field in fields]
         arrays = f"{into} SELECT * FROM unnest({', '.join(f'%b::{db_type}[]' for db_type in types)})"
     columns = []
     for field in fields:

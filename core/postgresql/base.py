@@ -159,7 +159,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if pool is not None:
             return pool
         options = self.settings_dict["OPTIONS"].get("pool")
-        if options and self.alias != base.NO_DB_ALIAS and self.alias not in self._connection_pools:
+        if options and self.alias != base.NO_DB_ALIAS:
             # As Django makes its pool (base.DatabaseWrapper.pool), of the class above.
             pool = ServicePool(
                 kwargs={**self.get_connection_params(), "autocommit": True},

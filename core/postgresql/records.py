@@ -23,6 +23,7 @@ _FIELD = re.compile(rb"""(?x)
     | ([^",)]+) ,?              # an unquoted value
 """)
 _DOUBLED = re.compile(rb'(["\\])\1')
+_MODIFIER = re.compile(r"\(.*?\)")  # a type's modifier: `(12)` of `varchar(12)`
 
 
 def fields(text: str) -> list[bytes | None]:
@@ -42,10 +43,16 @@ def fields(text: str) -> list[bytes | None]:
     return found
 
 
+def unmodified(db_type: str) -> str:
+    """Django's column type `db_type` without its modifier: `varchar(12)` -> `varchar`,
+    `numeric(10, 2)` -> `numeric`, `timestamp with time zone` as it is."""
+    return _MODIFIER.sub("", db_type)
+
+
 def oid(types, db_type: str) -> int:
     """The type oid, in the registry `types` (a connection's), of a column of Django's type
-    `db_type` (`varchar(12)`, `timestamp with time zone`...)."""
-    return types[db_type.split("(", 1)[0].strip()].oid
+    `db_type`."""
+    return types[unmodified(db_type)].oid
 
 
 def unpacker(connection, db_types: Sequence[str]) -> Callable[[str], tuple]:
