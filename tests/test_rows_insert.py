@@ -147,3 +147,45 @@ def test_a_value_too_long_for_its_column_fares_as_with_bulk_create(space):
         expected = outcome(Poll.objects.bulk_create, count, too_long)
         assert outcome(rows.insert, count, too_long) == expected
         assert expected[0] == ("DataError" if connection.vendor == "postgresql" else None)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_many_rows_go_as_json_where_json_carries_every_value_exactly(space):
+    """On PostgreSQL, many rows of text, integers, days, aware timestamps and NULLs go as one
+    JSON document (`json_populate_recordset`), stored as bulk_create stores them; a value
+    JSON would not carry exactly (here a `JSONField`'s) sends them as an array per column."""
+    poll = _poll(space, title="Json")
+    rows.insert([poll])
+    at = datetime(2031, 3, 4, 5, 6, 7, tzinfo=UTC)
+    values = [
+        {"date": date(2031, 1, 2)},
+        {"start_time": at, "duration": 45},
+        {"start_time": datetime(2031, 3, 4, 7, 6, 7, 123456, tzinfo=timezone(timedelta(hours=2))), "duration": 1},
+        {"start_time": datetime(999, 1, 2, 3, 4, 5, 6, tzinfo=UTC), "duration": 2},
+        {"date": date(1, 1, 1)},
+        {"date": date(9999, 12, 31), "start_time": None, "duration": None},
+    ]
+    odd_ids = ['quote"s', "back\\slash", "a'b", "{brace}", "☃ \u00e9\t\n", "null"]  # nothing to escape by hand
+    ours = [Option(poll=poll, id=f"{odd}-{n}", **value) for n, (odd, value) in enumerate(zip(odd_ids, values, strict=True))]
+    theirs = [Option(poll=poll, **value) for value in values]
+    with CaptureQueriesContext(connection) as seen:
+        rows.insert(ours)
+    assert ["json_populate_recordset" in query["sql"] for query in seen if "INSERT" in query["sql"]] == [
+        connection.vendor == "postgresql"]
+    Option.objects.bulk_create(theirs)
+    for mine, other in zip(ours, theirs, strict=True):
+        assert Option.objects.filter(pk=mine.pk).exists()
+        assert _stored(Option, mine.pk) == _stored(Option, other.pk)
+
+    with CaptureQueriesContext(connection) as seen:
+        rows.insert([_poll(space, title="Arrays", conferencing={"url": "https://meet.example/y"}), _poll(space, title="Too")])
+    assert ["unnest" in query["sql"] for query in seen if "INSERT" in query["sql"]] == [connection.vendor == "postgresql"]
+
+    # A value too long for its column is refused as the INSERT's assignment refuses it.
+    too_long = [Option(poll=poll, id="x" * 31, date=date(2031, 5, 6)), Option(poll=poll, date=date(2031, 5, 7))]
+    if connection.vendor == "postgresql":
+        with pytest.raises(DatabaseError):
+            rows.insert(too_long)
+        with pytest.raises(DatabaseError):
+            Option.objects.bulk_create([Option(poll=poll, id="y" * 31, date=date(2031, 5, 6)), Option(poll=poll, date=date(2031, 5, 7))])
+        assert not Option.objects.filter(date__in=[date(2031, 5, 6), date(2031, 5, 7)]).exists()
