@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from core import rows
 from core.errors import ServiceError
+from core.ids import grouped_ids
 from polls.generators import Generator, slot_ranges, wall_clock_to_utc
 from polls.models import Option, Poll
 from polls.moderation import flagged_fields
@@ -110,8 +111,8 @@ def create_poll(
     )
     # In display order (OPTION_ORDER): the values are unique, so no None is ever compared.
     options = [
-        rows.new(Option, poll=poll, date=day, start_time=start, duration=minutes)
-        for day, start, minutes in sorted(options)
+        rows.new(Option, id=option_id, poll=poll, date=day, start_time=start, duration=minutes)
+        for option_id, (day, start, minutes) in zip(grouped_ids(len(options)), sorted(options), strict=True)
     ]
     event = poll_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now, fan_out=endpoints_enabled)
     rows.store([poll], options, [event])  # all or none; one statement on PostgreSQL
