@@ -454,10 +454,15 @@ def _inserts(objects: list, db) -> list[tuple[str, list]]:
         # statement to prepare of its own). As JSON where every value is one JSON carries
         # exactly: orjson writes it in C, where psycopg adapts each array in Python, with
         # an adapter made afresh for each cursor (a `POST /v1/polls` of 10 options: 112 ->
-        # 16 us for its parameters; PostgreSQL reads it faster too).
+        # 16 us for its parameters; PostgreSQL reads it no slower). What orjson refuses (an
+        # integer beyond 64 bits, a lone surrogate) goes as arrays, to fail as it did.
         if all(map(_json_exact, params)):
-            document = orjson.dumps([dict(zip(keys, params[start:start + width])) for start in range(0, len(params), width)])
-            return [(records, [document.decode()])]
+            try:
+                document = orjson.dumps([dict(zip(keys, params[start:start + width])) for start in range(0, len(params), width)])
+            except orjson.JSONEncodeError:
+                pass
+            else:
+                return [(records, [document.decode()])]
         return [(arrays, [params[column::width] for column in range(width)])]
     # SQLite binds at most its limit of parameters per statement.
     batch = min(db.ops.bulk_batch_size([field for _, field, _ in columns], objects), _MAX_PARAMETERS // width) or 1
