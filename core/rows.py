@@ -328,6 +328,7 @@ _KINDS = {
     models.JSONField: _JSON,
 }
 _AS_IS_VALUES = {str, int, bool, type(None)}
+_JSON_EXACT = {str, int, bool, type(None), date}  # and aware datetimes: `_json_exact`
 
 
 def _json_exact(value) -> bool:
@@ -342,7 +343,6 @@ def _json_exact(value) -> bool:
     return kind in _JSON_EXACT
 
 
-_JSON_EXACT = {str, int, bool, type(None), date}
 _MAX_PARAMETERS = 65_535
 
 
