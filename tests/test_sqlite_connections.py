@@ -140,6 +140,50 @@ def test_a_statement_waits_for_the_write_lock_in_python_and_runs_once_it_is_free
     waiter.close()
 
 
+def test_short_waits_for_the_write_lock_block_and_long_ones_go_through_time_sleep(database, monkeypatch):
+    """Under gevent `time.sleep` is gevent's, whose timers wake a millisecond late at best:
+    the first BLOCKING_WAIT_SECONDS of waiting sleep in the operating system instead, and
+    only a longer wait goes through `time.sleep` (gevent's loop), letting other greenlets run."""
+    holder, waiter = wrapper(database, "holder"), wrapper(database, "waiter")
+    with holder.cursor() as cursor:
+        cursor.execute("CREATE TABLE t (n INTEGER)")
+    waiter.connect()
+    blocking, cooperative = [], []
+    os_sleep = base._os_sleep
+
+    def sleeper(kind, commit_at):
+        def sleep(seconds):
+            kind.append(seconds)
+            os_sleep(seconds)
+            if len(kind) == commit_at:
+                holder.connection.commit()  # the lock is free for the next try
+        return sleep
+
+    holder.connection.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(base, "_os_sleep", sleeper(blocking, commit_at=2))
+    monkeypatch.setattr(time, "sleep", sleeper(cooperative, commit_at=0))
+    with waiter.cursor() as cursor:
+        cursor.execute("INSERT INTO t VALUES (1)")
+    assert blocking == [base.FIRST_WAIT_SECONDS, base.FIRST_WAIT_SECONDS * 2]
+    assert cooperative == []
+
+    blocking.clear()
+    holder.connection.execute("BEGIN IMMEDIATE")
+    monkeypatch.setattr(base, "_os_sleep", sleeper(blocking, commit_at=0))
+    monkeypatch.setattr(time, "sleep", sleeper(cooperative, commit_at=3))
+    started = time.monotonic()
+    with waiter.cursor() as cursor:
+        cursor.execute("INSERT INTO t VALUES (2)")
+    assert time.monotonic() - started >= base.BLOCKING_WAIT_SECONDS
+    assert blocking[:3] == [base.FIRST_WAIT_SECONDS * 2**n for n in range(3)]
+    assert cooperative == [base.LONGEST_WAIT_SECONDS] * 3
+    with waiter.cursor() as cursor:
+        cursor.execute("SELECT n FROM t ORDER BY n")
+        assert cursor.fetchall() == [(1,), (2,)]
+    holder.close()
+    waiter.close()
+
+
 def test_a_statement_gives_up_on_the_write_lock_after_the_settings_timeout(database):
     holder = wrapper(database, "holder")
     with holder.cursor() as cursor:

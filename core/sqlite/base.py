@@ -31,9 +31,13 @@ writing) a worker spent about 40 % of its time asleep in BEGIN and in the rate-l
 counter's write while the machine had a quarter of its CPU idle. Here SQLite's own timeout
 is 0, and a statement that finds the database locked outside a transaction (BEGIN, or a
 write in autocommit: nothing done yet, so safe to run again; `executemany` outside a
-transaction runs in one of its own) is tried again after sleeping
-`time.sleep` steps from 0.1 to 0.5 ms, until the `timeout` of the settings has passed. Under
-gevent that sleep lets the process's other requests run meanwhile.
+transaction runs in one of its own) is tried again after sleeping steps from 0.1 to 0.5 ms,
+until the `timeout` of the settings has passed. The first 5 ms of waiting sleep in the
+operating system, the rest in gevent's loop, which lets the process's other greenlets run
+meanwhile: gevent's timers wake at best a millisecond later (libev waits in whole
+milliseconds), so every cooperative sleep of 0.1 ms lasted 1.1 ms, while a web process on
+SQLite runs one request at a time and had nothing else to do. A write holds the lock for
+a few dozen microseconds (a rate-limit counter) to half a millisecond (a new poll).
 
 Its cursors keep each statement's conversion from Django's placeholders (`%s`, `%(name)s`)
 to SQLite's (`?`, `:name`): Django's converter runs a regular expression over the whole
@@ -55,6 +59,7 @@ import threading
 import time
 
 from django.db.backends.sqlite3 import base
+from gevent.monkey import get_original
 
 from core.sqlite import checkpoints
 
@@ -90,9 +95,12 @@ def give_back(database: str, raw: "Connection") -> None:
     raw.close()
 
 
-#: The first and the longest sleep between two tries for the write lock (above).
+#: The first and the longest sleep between two tries for the write lock, and how long
+#: the sleeps block the process before they go through gevent's loop (above).
 FIRST_WAIT_SECONDS = 0.0001
 LONGEST_WAIT_SECONDS = 0.0005
+BLOCKING_WAIT_SECONDS = 0.005
+_os_sleep = get_original("time", "sleep")  # time.sleep itself where gevent has not patched it
 
 
 class Connection(sqlite3.Connection):
@@ -136,10 +144,14 @@ def when_unlocked(raw: Connection, run, *args):
     except sqlite3.OperationalError as exc:
         if not _locked(exc):
             raise
-    deadline = time.monotonic() + raw.lock_timeout
+    started = time.monotonic()
+    deadline = started + raw.lock_timeout
     wait = FIRST_WAIT_SECONDS
     while True:
-        time.sleep(wait)
+        if time.monotonic() - started < BLOCKING_WAIT_SECONDS:
+            _os_sleep(wait)
+        else:
+            time.sleep(wait)
         try:
             return run(*args)
         except sqlite3.OperationalError as exc:
