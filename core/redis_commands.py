@@ -19,18 +19,16 @@ command itself is never sent twice: a command whose reply was lost may have run.
 """
 
 import os
-import select
 from collections.abc import Sequence
 from hashlib import sha1
 
 import redis
-from gevent.monkey import get_original
 from redis.backoff import NoBackoff
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
-# The operating system's poll, even in a gevent worker: a check that never waits.
-_poll = get_original("select", "poll")
+from core import unpatched
+
 MAX_IDLE = 16  # connections kept per pool; more in use at once are closed when returned
 
 
@@ -99,6 +97,4 @@ def _readable(connection) -> bool:
     sock = connection._sock
     if sock is None:
         return False  # not connected: it connects when used
-    poller = _poll()
-    poller.register(sock.fileno(), select.POLLIN)
-    return bool(poller.poll(0))
+    return unpatched.readable(sock.fileno())

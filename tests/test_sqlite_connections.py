@@ -6,6 +6,7 @@ import time
 import pytest
 from django.db import IntegrityError, OperationalError
 
+from core import unpatched
 from core.sqlite import base, checkpoints
 
 
@@ -149,7 +150,7 @@ def test_short_waits_for_the_write_lock_block_and_long_ones_go_through_time_slee
         cursor.execute("CREATE TABLE t (n INTEGER)")
     waiter.connect()
     blocking, cooperative = [], []
-    os_sleep = base._os_sleep
+    os_sleep = unpatched.sleep
 
     def sleeper(kind, commit_at):
         def sleep(seconds):
@@ -160,7 +161,7 @@ def test_short_waits_for_the_write_lock_block_and_long_ones_go_through_time_slee
         return sleep
 
     holder.connection.execute("BEGIN IMMEDIATE")
-    monkeypatch.setattr(base, "_os_sleep", sleeper(blocking, commit_at=1))
+    monkeypatch.setattr(unpatched, "sleep", sleeper(blocking, commit_at=1))
     monkeypatch.setattr(time, "sleep", sleeper(cooperative, commit_at=0))
     with waiter.cursor() as cursor:
         cursor.execute("INSERT INTO t VALUES (1)")
@@ -169,7 +170,7 @@ def test_short_waits_for_the_write_lock_block_and_long_ones_go_through_time_slee
 
     blocking.clear()
     holder.connection.execute("BEGIN IMMEDIATE")
-    monkeypatch.setattr(base, "_os_sleep", sleeper(blocking, commit_at=0))
+    monkeypatch.setattr(unpatched, "sleep", sleeper(blocking, commit_at=0))
     monkeypatch.setattr(time, "sleep", sleeper(cooperative, commit_at=3))
     started = time.monotonic()
     with waiter.cursor() as cursor:

@@ -29,18 +29,14 @@ from datetime import UTC
 import psycopg
 from django.conf import settings
 from django.db.backends.postgresql import base
-from gevent.monkey import get_original
 from psycopg.adapt import Loader
 from psycopg.pq import Format, TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
 
-from core import dbguard
+from core import dbguard, unpatched
 from core.postgresql.schema import DatabaseSchemaEditor
 
-# The operating system's select, even in a gevent worker: gevent's yields to the hub even
-# with a zero timeout, letting every other greenlet run before a request gets its connection.
-_select = get_original("select", "select")
 RECONNECT_DELAY = 0.25  # seconds between connection attempts while the server is down
 CHECK_TIMEOUT = 1.0  # seconds a long-idle connection has to answer its check
 
@@ -87,10 +83,11 @@ def is_alive(conn) -> bool:
     if conn.closed or conn.pgconn.transaction_status != TransactionStatus.IDLE:
         return False
     try:
-        readable, _, _ = _select([conn.pgconn.socket], [], [], 0)
+        # Never through gevent's select or poll, which yield to the hub even when they
+        # need not wait: every other greenlet would run before the request got its connection.
+        return not unpatched.readable(conn.pgconn.socket)
     except (OSError, ValueError):
         return False
-    return not readable
 
 
 def answers(conn, seconds: float) -> bool:

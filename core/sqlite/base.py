@@ -59,8 +59,8 @@ import threading
 import time
 
 from django.db.backends.sqlite3 import base
-from gevent.monkey import get_original
 
+from core import unpatched
 from core.sqlite import checkpoints
 
 #: Idle connections kept per process and file; more are closed when given back. A web
@@ -100,7 +100,6 @@ def give_back(database: str, raw: "Connection") -> None:
 FIRST_WAIT_SECONDS = 0.0001
 LONGEST_WAIT_SECONDS = 0.0005
 BLOCKING_WAIT_SECONDS = 0.005
-_os_sleep = get_original("time", "sleep")  # time.sleep itself where gevent has not patched it
 
 
 class Connection(sqlite3.Connection):
@@ -149,7 +148,7 @@ def when_unlocked(raw: Connection, run, *args):
     wait = FIRST_WAIT_SECONDS
     while True:
         if time.monotonic() - started < BLOCKING_WAIT_SECONDS:
-            _os_sleep(wait)
+            unpatched.sleep(wait)
         else:
             time.sleep(wait)
         try:
