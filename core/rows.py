@@ -19,6 +19,8 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transac
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 
+from core.statements import statement_cursor
+
 
 class Table:
     """A model's concrete columns under a table alias in a hand-written SELECT."""
@@ -390,7 +392,7 @@ def insert(objects) -> None:
     db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     statements = _inserts(objects, db)
     if statements:
-        with db.cursor() as cursor:
+        with statement_cursor(db) as cursor:
             for sql, params in statements:
                 cursor.execute(sql, params)
     _stored(objects, db.alias)
@@ -411,7 +413,7 @@ def store(*groups) -> None:
         if len(params) <= _MAX_PARAMETERS:
             head = ", ".join(f"i{n} AS ({sql})" for n, (sql, _) in enumerate(statements[:-1]))
             statements = [(f"WITH {head} {statements[-1][0]}", params)]
-    with transaction.atomic() if len(statements) > 1 else nullcontext(), db.cursor() as cursor:
+    with transaction.atomic() if len(statements) > 1 else nullcontext(), statement_cursor(db) as cursor:
         for sql, params in statements:
             cursor.execute(sql, params)
     for objects in groups:

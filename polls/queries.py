@@ -16,6 +16,7 @@ from datetime import datetime
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from core.rows import Columns, Kept, Rider, RowsRider, Table, pack, split, unpacker
+from core.statements import statement_cursor
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
 from spaces.models import User
 
@@ -68,7 +69,7 @@ def live_poll(space_id: str, poll_id: str) -> Poll | None:
     """The space's poll `poll_id` unless deleted, with its organizer and
     options (in display order, as `poll.options.all()`) loaded: what
     `selectors.live_polls(space).filter(pk=poll_id).first()` gives, in the same two queries."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_poll_sql(connection.vendor), [poll_id, space_id])
         row = cursor.fetchone()
         if row is None:
@@ -140,7 +141,7 @@ _POLLS_KEPT, _OPTIONS_KEPT = Kept(4096), Kept(4096)
 
 def _read_polls(sql: str, params: list) -> list:
     """The poll rows of `sql` (`_poll_select`'s packed rows of _POLL_ROW and _ORGANIZER_ROW)."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(sql, params)
         return _polls_made(cursor.fetchall())
 
@@ -223,7 +224,7 @@ def options_of(poll_ids: list[str]) -> dict[str, tuple]:
         return {}
     fetched: dict[str, list] = {poll_id: [] for poll_id in poll_ids}
     order = ", ".join(_OPTION_ROW.column(name) for name in OPTION_ORDER)
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(
             f"SELECT {_OPTION_ROW.columns()} FROM {_OPTION_ROW.table} "
             f"WHERE {_OPTION_ROW.column('poll')} IN ({', '.join(['%s'] * len(fetched))}) ORDER BY {order}",
@@ -278,7 +279,7 @@ def tallies_of(poll_id: str) -> list[tuple[str, str, int]]:
     """`(option id, vote type, count)` of each of the poll's tallies above zero, in no
     particular order: what `Tally.objects.filter(poll_id=poll_id, count__gt=0)
     .values_list("option_id", "type", "count")` gives. One query."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_tallies_sql(connection.vendor), [poll_id])
         return cursor.fetchall()
 
@@ -318,6 +319,6 @@ def participant_answers(poll: Poll) -> list[tuple]:
     its option's id, followed by `+` for `ifNeedBe` ("": no such vote), in no particular
     order (`Participant.answers`, kept with the votes). One query reading one row per
     participant, never a vote."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_participants_sql(connection.vendor), [poll.pk])
         return cursor.fetchall()

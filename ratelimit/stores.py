@@ -28,6 +28,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from core.redis_commands import Commands, Script
+from core.statements import statement_cursor
 from ratelimit import sqlite_counters
 from ratelimit.models import Counter, KeyCounter, LimitOverride
 from ratelimit.windows import DAY, MINUTE, Outcome, Window
@@ -261,7 +262,7 @@ def _counters(sql: str, params: list | dict) -> list[tuple]:
     db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     if db.vendor == "sqlite":
         return sqlite_counters.execute(sql, params)
-    with db.cursor() as cursor:
+    with statement_cursor(db) as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

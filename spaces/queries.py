@@ -16,6 +16,7 @@ import functools
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from core.rows import Kept, Rider, RowsRider, Table, pack, split, unpacker
+from core.statements import statement_cursor
 from spaces.models import ApiKey, Space, Subscription, User
 
 # Aliases of their own: a rider (core.rows.Rider) adds its tables to the statement.
@@ -72,7 +73,7 @@ def key_by_prefix(prefix: str, rider: Rider | RowsRider | None = None) -> tuple[
     and what `rider` read in the same statement, hanging on the key's space (None without a
     rider, or a key)."""
     db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
-    with db.cursor() as cursor:
+    with statement_cursor(db) as cursor:
         if isinstance(rider, RowsRider):
             cursor.execute(_key_rows_sql(db.vendor, rider.sql, rider.width, rider.order), [prefix, *rider.params, prefix])
             rows = cursor.fetchall()

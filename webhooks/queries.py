@@ -12,6 +12,7 @@ from datetime import datetime
 from django.db import connection
 
 from core.rows import Rider, Table, split
+from core.statements import statement_cursor
 from spaces.models import Space, Subscription
 from webhooks.models import Delivery, Endpoint, Event
 
@@ -48,7 +49,7 @@ def work_waiting(now: datetime) -> tuple[bool, bool]:
     """Whether an event waits to be fanned out, and whether a delivery is due at `now`: what
     `Event.objects.filter(dispatched_at__isnull=True).exists()` and
     `selectors.due_deliveries(now).exists()` tell. One query."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_work_sql(connection.vendor), _due_params(now))
         events, due = cursor.fetchone()
     return bool(events), bool(due)
@@ -65,7 +66,7 @@ def deliveries_due(now: datetime, delivery_id: str | None = None) -> bool:
     claim (a Celery fan-out task makes it after sending its own deliveries, every
     `deliver_due` task in its loop)."""
     one = delivery_id is not None
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_deliveries_due_sql(connection.vendor, one), _due_params(now) + ([delivery_id] if one else []))
         return cursor.fetchone() is not None
 
@@ -77,7 +78,7 @@ def _events_waiting_sql(vendor: str) -> str:
 
 def events_waiting() -> bool:
     """`Event.objects.filter(dispatched_at__isnull=True).exists()`."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_events_waiting_sql(connection.vendor))
         return cursor.fetchone() is not None
 
@@ -96,7 +97,7 @@ def _oldest_events_sql(vendor: str) -> str:
 def oldest_waiting_events(limit: int) -> list[Event]:
     """Inside a transaction: the `limit` oldest events not yet fanned out, locked for it
     (`delivery._oldest_unlocked` of them)."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_oldest_events_sql(connection.vendor), [limit])
         return [_EVENT.build(row) for row in cursor.fetchall()]
 
@@ -112,7 +113,7 @@ def _mark_sql(vendor: str, events: int) -> str:
 
 def mark_dispatched(event_ids: list[str], at: datetime) -> None:
     """`Event.objects.filter(pk__in=event_ids).update(dispatched_at=at)`."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_mark_sql(connection.vendor, len(event_ids)),
                        [connection.ops.adapt_datetimefield_value(at), *event_ids])
 
@@ -133,7 +134,7 @@ def receivers(space_ids: set[str]) -> list[Endpoint]:
     """The enabled endpoints of these spaces whose subscription is active, with their space
     and its subscription loaded: `Endpoint.objects.filter(space_id__in=space_ids,
     is_enabled=True, space__subscription__is_active=True).select_related("space__subscription")`."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_receivers_sql(connection.vendor, len(space_ids)), [*space_ids, True, True])
         rows = cursor.fetchall()
     endpoints = []

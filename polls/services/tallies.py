@@ -17,6 +17,7 @@ from collections import Counter
 from django.db import connection, transaction
 from django.db.models import Count
 
+from core.statements import statement_cursor
 from polls.models import Participant, Poll, Tally, Vote
 from polls.queries import ANSWER_MARKS
 
@@ -49,7 +50,7 @@ def drop_answers(poll: Poll, option_ids: list[str]) -> None:
     table = connection.ops.quote_name(Participant._meta.db_table)
     votes = connection.ops.quote_name(Vote._meta.db_table)
     marks, kinds = ", ".join(["%s"] * len(option_ids)), ", ".join(["%s"] * len(ANSWER_MARKS))
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET answers = {_answers_sql(f'{table}.id', f' AND v.option_id NOT IN ({marks})')} "
             f"WHERE poll_id = %s AND id IN "
@@ -70,7 +71,7 @@ def count_votes(poll: Poll, added: list[tuple[str, str]] = (), removed: list[tup
     table = q(Tally._meta.db_table)
     values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
     params = [value for option_id, kind, n in rows for value in (poll.pk, option_id, kind, n)]
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} (poll_id, option_id, type, count) VALUES {values} "
             f"ON CONFLICT (option_id, type) DO UPDATE SET count = {table}.count + excluded.count",
@@ -115,7 +116,7 @@ def _recount_answers(poll_id: str) -> int:
     """The participants of the poll whose answers disagree with their votes, rebuilt (one
     statement per thousand of them); how many there were."""
     table = connection.ops.quote_name(Participant._meta.db_table)
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(f"SELECT id, answers, {_answers_sql(f'{table}.id')} FROM {table} WHERE poll_id = %s",
                        [*_ANSWERS_PARAMS, poll_id])
         wrong = [pid for pid, stored, counted in cursor.fetchall()
