@@ -10,7 +10,10 @@ layers around each call: the wrapper made per cursor, its `__getattr__` and erro
 per method call, the execute wrappers' chain (27k instructions per cursor on SQLite, 43k on
 PostgreSQL, docs/performance.md). Whenever something watches the statements
 (`connection.queries` logged: DEBUG, the tests' query counts; an `execute_wrapper`
-installed) it is `db.cursor()` itself, so every statement is seen as before."""
+installed) it is `db.cursor()` itself, so every statement is seen as before.
+
+One difference: inside the block a failed statement raises the driver's error, which
+becomes Django's as it leaves the block. Catch database errors outside the block."""
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
