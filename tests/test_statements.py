@@ -33,9 +33,12 @@ def test_gives_the_rows_django_s_cursor_gives():
 
 
 def test_is_the_backend_s_cursor_unless_statements_are_watched():
+    connection.ensure_connection()
+    backend_s = connection.create_cursor()
+    backend_s.close()
     with statement_cursor() as cursor:
         assert not isinstance(cursor, CursorWrapper)
-        assert type(cursor) is type(connection.create_cursor())  # the backend's own class
+        assert type(cursor) is type(backend_s)  # the backend's own class
     with CaptureQueriesContext(connection), statement_cursor() as cursor:
         assert isinstance(cursor, CursorWrapper)
 
