@@ -124,16 +124,16 @@ class Service:
     runjobs` for SQLite, the Procfile's Celery worker with PostgreSQL), each in its own
     process group, stopped on exit."""
 
-    def __init__(self, env: dict, workdir: Path, jobs: list[str], jobs_env: dict):
+    def __init__(self, env: dict, workdir: Path, jobs: list[str], jobs_env: dict, base_dir: Path = BASE_DIR):
         self.env, self.workdir, self.port = env, workdir, int(env["PORT"])
         self.procs = []
         self.log = open(workdir / "server.log", "ab")
         self.procs.append(subprocess.Popen(
             [GUNICORN, "--config", "config/gunicorn.py", "bench.app:application"],
-            cwd=BASE_DIR, env=env, stdout=self.log, stderr=self.log, start_new_session=True,
+            cwd=base_dir, env=env, stdout=self.log, stderr=self.log, start_new_session=True,
         ))
         self.procs.append(subprocess.Popen(
-            jobs, cwd=BASE_DIR, env={**env, **jobs_env}, stdout=self.log, stderr=self.log, start_new_session=True,
+            jobs, cwd=base_dir, env={**env, **jobs_env}, stdout=self.log, stderr=self.log, start_new_session=True,
         ))
         deadline = time.monotonic() + 60
         while True:
@@ -281,26 +281,27 @@ def wrk(port: int, script: Path, path: str, connections: int, seconds: float) ->
             "requests": stats["requests"]}
 
 
-def run_config(name: str, args, workdir: Path) -> dict:
-    env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(free_port()), "PYTHONPATH": str(BASE_DIR),
+def prepare(name: str, workdir: Path, *, postgres_url: str, redis_url: str, base_dir: Path = BASE_DIR,
+            big: int = 0, list_polls: int = 60, other_polls: int = 5000) -> tuple[dict, dict, dict]:
+    """A configuration's environment, fixtures (`base_dir`'s own models and bench.fixtures, in a
+    database made afresh) and wrk scripts: (env, ids, {method: script})."""
+    env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(free_port()), "PYTHONPATH": str(base_dir),
            "DJANGO_SETTINGS_MODULE": "config.settings", "BENCH_BODY_FILE": str(workdir / "body.json"),
            "RATELIMIT_PER_MINUTE": str(10**9), "RATELIMIT_PER_DAY": str(10**9)}
     if name == "sqlite":
         env.update(DATABASE_URL=f"sqlite:///{workdir}/db.sqlite3", REDIS_URL="", CELERY_BROKER_URL="",
                    WEBHOOKS_DISPATCH="embedded")
     else:
-        reset_postgres(args.postgres_url)
+        reset_postgres(postgres_url)
         import redis
 
-        redis.Redis.from_url(args.redis_url).flushdb()
-        env.update(DATABASE_URL=args.postgres_url, REDIS_URL=args.redis_url, CELERY_BROKER_URL=args.redis_url)
+        redis.Redis.from_url(redis_url).flushdb()
+        env.update(DATABASE_URL=postgres_url, REDIS_URL=redis_url, CELERY_BROKER_URL=redis_url)
         env.pop("WEBHOOKS_DISPATCH", None)
-    started = time.perf_counter()
-    subprocess.run([PYTHON, __file__, "--build-fixtures", str(workdir), "--big", str(args.big),
-                    "--list-polls", str(args.list_polls), "--other-polls", str(args.other_polls)],
-                   cwd=BASE_DIR, check=True,
+    subprocess.run([PYTHON, str(base_dir / "bench" / "endpoints.py"), "--build-fixtures", str(workdir), "--big", str(big),
+                    "--list-polls", str(list_polls), "--other-polls", str(other_polls)],
+                   cwd=base_dir, check=True,
                    env={**env, "DB_STATEMENT_TIMEOUT_MS": "0"})  # loading 2,000,000 votes takes a while
-    setup_s = time.perf_counter() - started
     ids = json.loads((workdir / "fixtures.json").read_text())
     body = (workdir / "post.json").read_text()
     scripts = {}
@@ -311,17 +312,34 @@ def run_config(name: str, args, workdir: Path) -> dict:
             body=f'wrk.headers["Content-Type"] = "application/json"\nwrk.body = [[{body}]]' if has_body else "",
         ))
         scripts[method] = script
+    return env, ids, scripts
+
+
+def start(name: str, env: dict, workdir: Path, base_dir: Path = BASE_DIR) -> Service:
+    """The service of a configuration as `bin/serve` (SQLite) or the Procfile (PostgreSQL) runs it."""
+    if name == "sqlite":
+        return Service(env, workdir, [PYTHON, "manage.py", "runjobs"], {}, base_dir)
+    return Service(env, workdir, [str(Path(PYTHON).with_name("celery")), "-A", "config", "worker",
+                                  "--loglevel", "WARNING"], {"DB_SYNCHRONOUS_COMMIT": "off"}, base_dir)
+
+
+def selected(only: str | None) -> list[tuple]:
+    """The targets `--only` names, with the bare baselines."""
+    return [target for target in TARGETS if target[0].startswith("bare") or not only
+            or any(word in target[0] for word in only.split(","))]
+
+
+def run_config(name: str, args, workdir: Path) -> dict:
+    started = time.perf_counter()
+    env, ids, scripts = prepare(name, workdir, postgres_url=args.postgres_url, redis_url=args.redis_url, big=args.big,
+                                list_polls=args.list_polls, other_polls=args.other_polls)
+    setup_s = time.perf_counter() - started
 
     load_start = os.getloadavg()[0]
-    if name == "sqlite":  # as bin/serve and the Procfile run them
-        service = Service(env, workdir, [PYTHON, "manage.py", "runjobs"], {})
-    else:
-        service = Service(env, workdir, [str(Path(PYTHON).with_name("celery")), "-A", "config", "worker",
-                                         "--loglevel", "WARNING"], {"DB_SYNCHRONOUS_COMMIT": "off"})
+    service = start(name, env, workdir)
     probe = CpuProbe(service, env["DATABASE_URL"] if name != "sqlite" else None, env["REDIS_URL"] or None)
     cpu: dict[str, dict[str, float]] = {}  # label -> group -> CPU seconds, "requests" included
-    targets = [target for target in TARGETS if target[0].startswith("bare") or not args.only
-               or any(word in target[0] for word in args.only.split(","))]
+    targets = selected(args.only)
     try:
         for target in targets:  # warm-up: every worker imports and connects
             wrk(service.port, scripts[target[1]], target[2].format(**ids), 2, 1)
