@@ -32,19 +32,9 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's packages, before bench.endpoints
 
-from bench.endpoints import (  # noqa: E402 (after the path)
-    BASE_DIR,
-    DEFAULT_PG,
-    DEFAULT_REDIS,
-    cpu_seconds,
-    machine_cpu_seconds,
-    prepare,
-    selected,
-    start,
-    wrk,
-)
+from bench.endpoints import BASE_DIR, DEFAULT_PG, DEFAULT_REDIS, CpuProbe, prepare, selected, start, wrk
 
 
 def tree(revision: str, into: Path) -> Path:
@@ -104,14 +94,10 @@ def main() -> None:
             for name in sorted(versions, reverse=round_number % 2 == 1):
                 service, ids, scripts = services[name]
                 for label, method, path, _connections, _body in targets:
-                    workers = service.workers()
-                    web, machine = cpu_seconds(workers), machine_cpu_seconds()
-                    result = wrk(service.port, scripts[method], path.format(**ids), args.connections, args.seconds)
-                    samples[name, label].append((
-                        result["rps"],
-                        (cpu_seconds(workers) - web) / result["requests"] * 1000,
-                        (machine_cpu_seconds() - machine) / result["requests"] * 1000,
-                    ))
+                    result, spent = CpuProbe(service, None, None).measure(
+                        lambda: wrk(service.port, scripts[method], path.format(**ids), args.connections, args.seconds))
+                    per_request = 1000 / result["requests"]
+                    samples[name, label].append((result["rps"], spent["web"] * per_request, spent["machine"] * per_request))
     finally:
         for service, _ids, _scripts in services.values():
             service.stop()
