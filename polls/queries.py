@@ -15,6 +15,7 @@ from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
+from core import versions
 from core.rows import Columns, Kept, Rider, RowsRider, Table, pack, split, unpacker
 from core.statements import statement_cursor
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
@@ -185,7 +186,7 @@ def _ridden_poll(values):
 def poll_rider(poll_id: str) -> Rider:
     """`poll_row` of the key's space, read in the key lookup's statement (core.rows.Rider):
     the same row, or None, as `poll_row(space_id, poll_id)` gives."""
-    return Rider(_rider_sql, [poll_id], _ridden_poll)
+    return Rider(_rider_sql, [poll_id], _ridden_poll, versions=(versions.poll(poll_id),))
 
 
 @functools.cache

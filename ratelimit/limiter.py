@@ -9,6 +9,7 @@ uses up no quota. The store unreachable: fail closed.
 import time
 from dataclasses import dataclass
 
+from core.versions import Versions
 from ratelimit import windows
 from ratelimit.stores import StoreUnavailable, get_store
 
@@ -29,12 +30,15 @@ class Decision:
     retry_after: int | None = None
 
 
-def consume(space) -> Decision:
+def consume(space, versions: Versions | None = None) -> Decision:
     """Count one request of `space` (a refused one counts nothing). Raises `StoreUnavailable`
     when the store fails: the caller fails closed. No HTTP here: the API's throttle
-    (ratelimit.throttling) answers 429 or 503."""
+    (ratelimit.throttling) answers 429 or 503. `versions` (Redis only): the version tokens a
+    cached read of the request was made with, checked in the same round trip; `Stale`, and
+    nothing counted, when one changed (spaces.keycache)."""
     now = now_ms()
-    outcome = get_store().hit(space.pk, now)
+    store = get_store()
+    outcome = store.hit(space.pk, now, versions) if versions else store.hit(space.pk, now)
     headers = windows.headers(outcome, now)
     if not outcome.allowed:
         return Decision(False, headers, windows.retry_after(outcome, now))

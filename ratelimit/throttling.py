@@ -7,6 +7,7 @@ from rest_framework.throttling import BaseThrottle
 
 from core import metrics
 from core.api import errors
+from core.versions import Versions
 from ratelimit.limiter import StoreUnavailable, consume
 
 
@@ -14,16 +15,19 @@ class SpaceRateThrottle(BaseThrottle):
     def allow_request(self, request, view) -> bool:
         # A refusal is the 429 or 503 envelope with its headers; on success the RateLimit-*
         # headers go on the response (core.api.views.ApiView.finalize_response).
-        request.ratelimit_headers = check(request.auth.space)
+        # A key read from this process's cache (spaces.keycache) is checked here too: `Stale`
+        # goes up to core.api.views.ApiView, which reads it again from the database.
+        request.ratelimit_headers = check(request.auth.space, getattr(request.auth, "versions", None))
         return True
 
 
-def check(space) -> dict[str, str]:
+def check(space, versions: Versions | None = None) -> dict[str, str]:
     """Count one API request of `space`; its RateLimit-* headers. Raises `RateLimitExceeded`
     (429, with Retry-After and the RateLimit-* headers) when a window is exhausted,
-    `ServiceUnavailable` (503, Retry-After only) when the store fails."""
+    `ServiceUnavailable` (503, Retry-After only) when the store fails, `Stale` (nothing
+    counted) when `versions` are not the current ones."""
     try:
-        decision = consume(space)
+        decision = consume(space, versions)
     except StoreUnavailable:
         metrics.ratelimit_store_failed()
         raise errors.ServiceUnavailable(

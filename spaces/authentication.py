@@ -8,8 +8,11 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
+from core import versions
 from core.api import errors
 from core.rows import Rider, RowsRider
+from core.versions import Versions
+from spaces import keycache
 from spaces.keys import key_matches, prefix_of
 from spaces.models import ApiKey, Space
 from spaces.queries import key_by_prefix
@@ -28,6 +31,9 @@ class ApiClient:
     is_authenticated: bool = True
     #: What the view's rider read with the key (`ApiView.read_with_key`); None without one.
     ridden: object = None
+    #: The version tokens the limiter checks when the key and `ridden` came from this
+    #: process's cache (spaces.keycache); None when they were read from the database.
+    versions: Versions | None = None
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -40,14 +46,16 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise errors.InvalidAuthorizationHeader()
         view = request.parser_context.get("view")
         rider = view.read_with_key(request) if hasattr(view, "read_with_key") else None
-        key, ridden = authenticate_key(parts[1], rider)
+        # Tokens the limiter returned when this request's cached read was out of date
+        # (core.api.views.ApiView): read before the rows that follow.
+        key, ridden, cached = authenticate_key(parts[1], rider, getattr(request._request, "fresh_tokens", None))
         if key is None:
             raise errors.Unauthorized(
                 "The API key is invalid, expired or revoked.",
                 headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
             )
         request._request.space_id = key.space_id  # for the access log
-        client = ApiClient(space=key.space, key=key, ridden=ridden)
+        client = ApiClient(space=key.space, key=key, ridden=ridden, versions=cached)
         return client, client
 
     def authenticate_header(self, request):
@@ -63,28 +71,56 @@ class HasProSpace(BasePermission):
         return True
 
 
-def authenticate_key(raw: str, rider: Rider | RowsRider | None = None) -> tuple[ApiKey | None, object]:
+def authenticate_key(
+    raw: str, rider: Rider | RowsRider | None = None, tokens: tuple[str, ...] | None = None
+) -> tuple[ApiKey | None, object, Versions | None]:
     """The active key `raw` names, with its space, owner and subscription, and what `rider`
-    read in the same statement (one query); (None, None) for no active key. The objects may
-    be shared with other requests of the process: read them, never change them."""
+    read in the same statement (one query); (None, None, None) for no active key. The
+    objects may be shared with other requests of the process: read them, never change them.
+
+    With cached reads on (core.versions.enabled), a key this process read lately for the
+    same rider comes from spaces.keycache without a query, with the version tokens that the
+    limiter must find unchanged (the third value; None for a read from the database, which
+    is kept there with `tokens`, those read before it, if given)."""
     prefix = prefix_of(raw)
     if prefix is None:
-        return None, None
-    key, ridden = key_by_prefix(prefix, rider)
+        return None, None, None
+    names = keycache.token_names(rider) if versions.enabled() else None
     now = timezone.now()
-    if (
-        key is None
-        or not key_matches(raw, key.salt, key.hash)
-        or not key.is_active_at(now)
-        or key.space.owner.is_banned
-        or key.created_by.is_banned
-    ):
-        return None, None
-    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        # In the database only: `key` may be shared by the process's requests (spaces.queries);
-        # the next request reads the new value with the key's row.
-        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-    return key, ridden
+    if names is not None and tokens is None:
+        entry = keycache.get(prefix, rider)
+        if entry is not None and _usable(entry.key, raw, now) and entry.key.space.is_pro:
+            entry.used_at = _note_use(entry.key.pk, entry.used_at, now)
+            return entry.key, entry.ridden, entry.versions
+    key, ridden = key_by_prefix(prefix, rider)
+    if key is None or not _usable(key, raw, now):
+        if names is not None:
+            keycache.drop(prefix, rider)
+        return None, None, None
+    used_at = _note_use(key.pk, key.last_used_at, now)
+    if names is not None:
+        keycache.keep(prefix, rider, names, tokens, key, ridden, used_at)
+    return key, ridden, None
+
+
+def _usable(key: ApiKey, raw: str, now) -> bool:
+    return (
+        key_matches(raw, key.salt, key.hash)
+        and key.is_active_at(now)
+        and not key.space.owner.is_banned
+        and not key.created_by.is_banned
+    )
+
+
+def _note_use(key_id: str, last_used_at, now):
+    """Record the key's use when the last one recorded is older than the resolution; the
+    last use recorded now."""
+    if last_used_at is None or now - last_used_at >= LAST_USED_RESOLUTION:
+        # In the database only: the key's object may be shared by the process's requests
+        # (spaces.queries); the next read of its row brings the new value.
+        ApiKey.objects.filter(pk=key_id).update(last_used_at=now)  # no version bump: the lookup's checks never read it
+        return now
+    return last_used_at
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):

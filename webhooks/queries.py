@@ -157,7 +157,8 @@ def _ridden_enabled(values) -> bool:
 
 
 #: Made once: it has no parameters.
-_ENABLED_RIDER = Rider(_enabled_rider_sql, [], _ridden_enabled)
+# Endpoints are among what the `KEYS` version token covers (core.versions).
+_ENABLED_RIDER = Rider(_enabled_rider_sql, [], _ridden_enabled, versions=())
 
 
 def enabled_rider() -> Rider:

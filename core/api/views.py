@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from core.api import errors
 from core.maintenance import maintenance_enabled
 from core.rows import Rider, RowsRider
+from core.versions import Stale
 
 _HANDLER_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -45,7 +46,15 @@ class ApiView(APIView):
                 headers={"Retry-After": str(settings.MAINTENANCE_RETRY_AFTER)},
             )
         # Authentication, permissions, then throttles (the rate limit: settings.REST_FRAMEWORK).
-        super().initial(request, *args, **kwargs)
+        try:
+            super().initial(request, *args, **kwargs)
+        except Stale as stale:
+            # The key came from this process's cache and something it depends on changed
+            # since (spaces.keycache); the limiter counted nothing. The same checks again,
+            # on the rows read now, after the tokens the limiter returned.
+            request._request.fresh_tokens = stale.tokens
+            del request._user, request._auth
+            super().initial(request, *args, **kwargs)
         if method not in self.query_methods and request.query_params:
             raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
         if method not in self.body_methods and _has_body(request):

@@ -194,7 +194,7 @@ def _record_successes(succeeded: list[Result], *, now: datetime) -> None:
     deliveries = [result.claim.delivery for result in succeeded]
     Delivery.objects.filter(pk__in=[delivery.pk for delivery in deliveries]).update(**fields)
     counted = {delivery.endpoint_id for delivery in deliveries if delivery.event.type != PING}
-    Endpoint.objects.filter(pk__in=counted, failure_streak__gt=0).update(failure_streak=0)
+    Endpoint.objects.filter(pk__in=counted, failure_streak__gt=0).update(failure_streak=0)  # no version bump: not read with keys
     for delivery in deliveries:
         _apply(delivery, fields)
         metrics.delivery_finished(Delivery.Status.SUCCEEDED)
@@ -267,5 +267,5 @@ def _give_back(claims: list[Claim]) -> None:
 def count_failure(endpoint_id: str, now: datetime) -> None:
     """A failed delivery adds one to the endpoint's failure count, and the 20th in a row
     disables it (a success resets the count: see `finish`)."""
-    Endpoint.objects.filter(pk=endpoint_id).update(failure_streak=F("failure_streak") + 1)
+    Endpoint.objects.filter(pk=endpoint_id).update(failure_streak=F("failure_streak") + 1)  # no version bump: not read with keys
     switch_off(endpoint_id, reason=f"{DISABLE_AFTER_FAILURES} failed deliveries in a row", now=now, only_if_failing=True)
