@@ -106,13 +106,10 @@ def bump_on_save(model, names, *, unless_only: frozenset = frozenset(), deletes:
 
 
 # SET each KEYS[i] to ARGV[i], expiring after ARGV[#KEYS + 1] seconds: one round trip.
-_SET = """
+_SET = Script("""
 for i, name in ipairs(KEYS) do redis.call('SET', name, ARGV[i], 'EX', ARGV[#KEYS + 1]) end
 return #KEYS
-"""
-
-
-_SET_SCRIPT = Script(_SET)
+""")
 
 
 @functools.cache
@@ -121,8 +118,9 @@ def _commands(url: str, timeout: float) -> Commands:
 
 
 def _set(names: tuple[str, ...]) -> None:
+    tokens = [secrets.token_hex(8) for _ in names]
     try:
-        _commands(settings.REDIS_URL, settings.RATELIMIT_STORE_TIMEOUT).script(_SET_SCRIPT, names, [*(secrets.token_hex(8) for _ in names), TOKEN_SECONDS])
+        _commands(settings.REDIS_URL, settings.RATELIMIT_STORE_TIMEOUT).script(_SET, names, [*tokens, TOKEN_SECONDS])
     except redis.RedisError as exc:
         metrics.version_bump_failed()
         logger.warning("version tokens not bumped (cached reads live READ_CACHE_SECONDS at most): %s %s", names, exc)
