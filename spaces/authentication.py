@@ -90,16 +90,16 @@ def authenticate_key(
     if names is not None and tokens is None:
         entry = keycache.get(prefix, rider)
         if entry is not None and _usable(entry.key, raw, now) and entry.key.space.is_pro:
-            entry.used_at = _note_use(entry.key.pk, entry.used_at, now)
+            _note_use(prefix, entry.key, now)
             return entry.key, entry.ridden, entry.versions
     key, ridden = key_by_prefix(prefix, rider)
     if key is None or not _usable(key, raw, now):
         if names is not None:
             keycache.drop(prefix, rider)
         return None, None, None
-    used_at = _note_use(key.pk, key.last_used_at, now)
+    _note_use(prefix, key, now)
     if names is not None:
-        keycache.keep(prefix, rider, names, tokens, key, ridden, used_at)
+        keycache.keep(prefix, rider, names, tokens, key, ridden)
     return key, ridden, None
 
 
@@ -112,15 +112,16 @@ def _usable(key: ApiKey, raw: str, now) -> bool:
     )
 
 
-def _note_use(key_id: str, last_used_at, now):
-    """Record the key's use when the last one recorded is older than the resolution; the
-    last use recorded now."""
+def _note_use(prefix: str, key: ApiKey, now) -> None:
+    """Record the key's use when the last one recorded (in its row as read, or by this
+    process since: spaces.keycache, once per key however many polls it reads) is older than
+    the resolution."""
+    last_used_at = keycache.last_use(prefix, key.last_used_at)
     if last_used_at is None or now - last_used_at >= LAST_USED_RESOLUTION:
         # In the database only: the key's object may be shared by the process's requests
         # (spaces.queries); the next read of its row brings the new value.
-        ApiKey.objects.filter(pk=key_id).update(last_used_at=now)  # no version bump: the lookup's checks never read it
-        return now
-    return last_used_at
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)  # no version bump: the lookup's checks never read it
+        keycache.used(prefix, now)
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):

@@ -48,12 +48,13 @@ class Entry:
     ridden: object
     versions: Versions
     expires: float  # time.monotonic()
-    #: The key's last use as the database has it, as far as this process knows.
-    used_at: datetime | None
 
 
 _entries: OrderedDict = OrderedDict()
 _lock = threading.Lock()
+#: Each key's last use (by prefix) as the database has it, as far as this process knows: one
+#: per key, however many entries (one per poll read) it has.
+_last_uses: dict[str, datetime] = {}
 
 
 def token_names(rider: Rider | RowsRider | None) -> tuple[str, ...] | None:
@@ -84,17 +85,31 @@ def get(prefix: str, rider: Rider | None) -> Entry | None:
 
 
 def keep(prefix: str, rider: Rider | None, names: tuple[str, ...], tokens: tuple[str, ...] | None,
-         key: ApiKey, ridden, used_at: datetime | None) -> None:
+         key: ApiKey, ridden) -> None:
     """Keep what was read for this key and rider, with the tokens read before it (None: not
     read; the entry's first use reads them)."""
     entry = Entry(key, ridden, Versions(names, tokens or (UNKNOWN,) * len(names)),
-                  time.monotonic() + settings.READ_CACHE_SECONDS, used_at)
+                  time.monotonic() + settings.READ_CACHE_SECONDS)
     slot = _slot(prefix, rider)
     with _lock:
         _entries[slot] = entry
         _entries.move_to_end(slot)
         while len(_entries) > SIZE:
             _entries.popitem(last=False)
+
+
+def last_use(prefix: str, read: datetime | None) -> datetime | None:
+    """The key's last use: the later of what this process recorded and `read`, the value the
+    database gave with the key's row (another process may have recorded one since)."""
+    known = _last_uses.get(prefix)
+    return read if known is None or read is not None and read > known else known
+
+
+def used(prefix: str, when: datetime) -> None:
+    """This process recorded the key's use at `when`."""
+    if len(_last_uses) >= SIZE:
+        _last_uses.clear()
+    _last_uses[prefix] = when
 
 
 def drop(prefix: str, rider: Rider | None) -> None:
@@ -106,3 +121,4 @@ def clear() -> None:
     """Forget every entry (tests)."""
     with _lock:
         _entries.clear()
+        _last_uses.clear()

@@ -243,3 +243,23 @@ def test_every_queryset_write_of_what_the_tokens_cover_bumps_them_or_says_why_no
                 if not any("versions.bump(" in later for later in lines[number:number + 5]):
                     unmarked.append(f"{relative}:{number + 1}: {line.strip()}")
     assert unmarked == []
+
+
+def test_a_key_reading_many_polls_records_its_use_once_a_minute(api, space, time_machine):
+    from datetime import timedelta
+
+    paths = [f"/v1/polls/{create_poll(api)}" for _ in range(4)]
+    for path in paths:
+        warm(api, path)
+
+    def key_writes() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            for path in paths:
+                assert api.get(path).status_code == 200
+        return sum(query["sql"].startswith("UPDATE") and ApiKey._meta.db_table in query["sql"]
+                   for query in captured.captured_queries)
+
+    assert key_writes() == 0
+    time_machine.move_to(ApiKey.objects.get(space=space).last_used_at + timedelta(seconds=61))
+    assert key_writes() == 1
+    assert key_writes() == 0
