@@ -78,7 +78,11 @@ def enabled() -> bool:
 def bump(*names: str) -> None:
     """Give these tokens new values now, and again once the current transaction commits
     (inside one): a read between the two, which sees the rows as they were, is kept with the
-    first values, which the second replaces. Without Redis nothing reads them."""
+    first values, which the second replaces. The first alone would leave that read standing;
+    the second alone would hide the change from a read inside the same transaction (the
+    tests, which roll every change back, read through the API within it). The price: one
+    Redis round trip while the transaction holds its locks. Without Redis nothing reads
+    them."""
     if not settings.REDIS_URL or not names:
         return
     _set(names)
