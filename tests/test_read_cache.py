@@ -270,41 +270,17 @@ def test_a_change_in_one_gunicorn_worker_is_seen_by_the_other_at_once(tmp_path):
     reads a poll until it serves it from its cache; a delete answered by either is seen by
     every request after it, whichever worker takes it."""
     import json
-    import os
-    import subprocess
-    import sys
 
-    from tests.test_web_server import ROOT, exchange, free_port
+    from tests.test_web_server import exchange, served
 
-    port = free_port()
-    env = {key: value for key, value in os.environ.items() if key not in ("CELERY_BROKER_URL", "WEB_CONCURRENCY")}
-    env.update(HOST="127.0.0.1", PORT=str(port), LOG_LEVEL="WARNING", WEBHOOKS_DISPATCH="embedded",
-               DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}", REDIS_URL=REDIS_URL,
-               RATELIMIT_PER_MINUTE="100000", RATELIMIT_PER_DAY="100000")
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    demo = subprocess.run([sys.executable, "manage.py", "demo", "--json", "--base-url", f"http://127.0.0.1:{port}"],
-                          cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-    key = json.loads(demo.stdout)["key"]
-    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.py", "config.wsgi"],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    with served(tmp_path, REDIS_URL=REDIS_URL) as (port, key):
 
-    def call(method: str, path: str, body: bytes = b"") -> tuple[int, dict]:
-        request = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n"
-                   f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
-        status, _, content = exchange(port, request)
-        return status, json.loads(content)
+        def call(method: str, path: str, body: bytes = b"") -> tuple[int, dict]:
+            request = (f"{method} {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\nConnection: close\r\n"
+                       f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+            status, _, content = exchange(port, request)
+            return status, json.loads(content)
 
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.stderr.read().decode()
-            try:
-                if exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")[0] == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
         body = json.dumps({"title": "Served", "kind": "date", "options": [{"date": "2030-01-01"}]}).encode()
         for _ in range(5):
             status, created = call("POST", "/v1/polls", body)
@@ -313,6 +289,3 @@ def test_a_change_in_one_gunicorn_worker_is_seen_by_the_other_at_once(tmp_path):
             assert {call("GET", path)[0] for _ in range(20)} == {200}  # a new connection each: both workers
             assert call("DELETE", path)[0] == 200
             assert [call("GET", path)[0] for _ in range(20)] == [404] * 20
-    finally:
-        process.terminate()
-        process.wait(timeout=60)

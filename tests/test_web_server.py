@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -20,15 +21,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """gunicorn with config/gunicorn.py on a migrated SQLite file of its own (the embedded
-    mode's defaults: 2 processes of 4 threads), and a Pro demo space's key."""
+@contextmanager
+def served(directory: Path, **settings: str):
+    """gunicorn with config/gunicorn.py on a migrated SQLite file of its own in `directory`
+    (the embedded mode's defaults: 2 processes), environment `settings` added (REDIS_URL,
+    say: none otherwise); yields its port and a Pro demo space's key."""
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
     env.update(HOST="127.0.0.1", PORT=str(port), LOG_LEVEL="WARNING", WEBHOOKS_DISPATCH="embedded",
-               DATABASE_URL=f"sqlite:///{tmp_path_factory.mktemp('web') / 'db.sqlite3'}",
-               RATELIMIT_PER_MINUTE="100000", RATELIMIT_PER_DAY="100000")
+               DATABASE_URL=f"sqlite:///{directory / 'db.sqlite3'}",
+               RATELIMIT_PER_MINUTE="100000", RATELIMIT_PER_DAY="100000", **settings)
     env.pop("WEB_CONCURRENCY", None)
     env.pop("WEB_CONCURRENT_REQUESTS", None)
     env.pop("WEB_CONNECTIONS", None)
@@ -54,6 +56,13 @@ def server(tmp_path_factory):
     finally:
         process.terminate()
         process.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The server of `served`, for this module's tests."""
+    with served(tmp_path_factory.mktemp("web")) as port_and_key:
+        yield port_and_key
 
 
 def read_response(connection: socket.socket) -> tuple[int, dict, bytes]:
