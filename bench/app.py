@@ -13,7 +13,6 @@ bytes (BENCH_BODY_FILE, the bytes of `GET /v1/polls/{id}`):
     gunicorn --config config/gunicorn.py bench.app:application
 """
 
-import functools
 import os
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from django.http import HttpResponse
 from django.urls import path
 
 from config.wsgi import application as service  # sets DJANGO_SETTINGS_MODULE and Django up
+from core.redis_commands import shared
 
 BODY = Path(os.environ["BENCH_BODY_FILE"]).read_bytes()
 _HEADERS = [("Content-Type", "application/json"), ("Content-Length", str(len(BODY)))]
@@ -37,15 +37,8 @@ def round_trips_view(request):
         cursor.execute("SELECT 1")
         cursor.fetchone()
     if settings.REDIS_URL:
-        _redis_commands().run("PING")
+        shared(settings.REDIS_URL, settings.RATELIMIT_STORE_TIMEOUT).run("PING")  # the limiter's connections
     return HttpResponse(BODY, content_type="application/json")
-
-
-@functools.cache
-def _redis_commands():
-    from core.redis_commands import Commands
-
-    return Commands(settings.REDIS_URL, timeout=settings.RATELIMIT_STORE_TIMEOUT)
 
 
 def _route_bare_view() -> None:

@@ -18,6 +18,7 @@ before anything is sent on it, so the first command after a Redis restart is ser
 command itself is never sent twice: a command whose reply was lost may have run.
 """
 
+import functools
 import os
 from collections.abc import Sequence
 from hashlib import sha1
@@ -83,6 +84,13 @@ class Commands:
             self._idle.append(connection)
         else:
             connection.disconnect()
+
+
+@functools.cache
+def shared(url: str, timeout: float) -> Commands:
+    """The process's one `Commands` for this server and timeout, whoever sends on it (the
+    limiter's script, the version tokens, the fan-out's marks): one pool of warm connections."""
+    return Commands(url, timeout=timeout)
 
 
 class Script:

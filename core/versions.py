@@ -27,7 +27,6 @@ is logged and counted (`service_version_bump_errors_total`): a cached read lives
 models' back (SQL typed into the database).
 """
 
-import functools
 import logging
 import secrets
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from core import metrics
-from core.redis_commands import Commands, Script
+from core.redis_commands import Script, shared
 
 logger = logging.getLogger("service.versions")
 
@@ -77,12 +76,12 @@ def enabled() -> bool:
 
 def bump(*names: str) -> None:
     """Give these tokens new values now, and again once the current transaction commits
-    (inside one): a read between the two, which sees the rows as they were, is kept with the
-    first values, which the second replaces. The first alone would leave that read standing;
-    the second alone would hide the change from a read inside the same transaction (the
-    tests, which roll every change back, read through the API within it). The price: one
-    Redis round trip while the transaction holds its locks. Without Redis nothing reads
-    them."""
+    (inside one). The first makes every read that starts after the commit see the change,
+    even in the moment before the commit's callbacks run, and a read inside the same
+    transaction too (the tests, which roll every change back, read through the API within
+    it); the second replaces the values that a read in between, which saw the rows as they
+    were, was kept with. The price: one Redis round trip while the transaction holds its
+    locks. Without Redis nothing reads them."""
     if not settings.REDIS_URL or not names:
         return
     _set(names)
@@ -116,15 +115,10 @@ return #KEYS
 """)
 
 
-@functools.cache
-def _commands(url: str, timeout: float) -> Commands:
-    return Commands(url, timeout=timeout)
-
-
 def _set(names: tuple[str, ...]) -> None:
     tokens = [secrets.token_hex(8) for _ in names]
     try:
-        _commands(settings.REDIS_URL, settings.RATELIMIT_STORE_TIMEOUT).script(_SET, names, [*tokens, TOKEN_SECONDS])
+        shared(settings.REDIS_URL, settings.RATELIMIT_STORE_TIMEOUT).script(_SET, names, [*tokens, TOKEN_SECONDS])
     except redis.RedisError as exc:
         metrics.version_bump_failed()
         logger.warning("version tokens not bumped (cached reads live READ_CACHE_SECONDS at most): %s %s", names, exc)

@@ -27,7 +27,7 @@ import redis
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
-from core.redis_commands import Commands, Script
+from core.redis_commands import Script, shared
 from core.statements import statement_cursor
 from core.versions import Stale, Versions
 from ratelimit import sqlite_counters
@@ -129,7 +129,7 @@ class RedisStore:
         # A short timeout and no retries: a dead Redis costs one timeout, never a hang, and a
         # script that ran but whose answer was lost is never run twice. The pool replaces a
         # connection Redis closed (a restart) by itself.
-        self.commands = Commands(url, timeout=timeout)
+        self.commands = shared(url, timeout)
 
     def script(self, keys: list[str], args: list) -> list[int]:
         return self.commands.script(_SCRIPT, keys, args)

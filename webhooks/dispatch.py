@@ -12,7 +12,6 @@ the wake-up path is needed for correctness: the outbox is the truth, and the swe
 up whatever a lost wake-up leaves behind.
 """
 
-import functools
 import logging
 import os
 import queue
@@ -26,7 +25,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from core import brokers
-from core.redis_commands import Script
+from core.redis_commands import Script, shared
 from webhooks import queries, services
 
 logger = logging.getLogger("service.webhooks")
@@ -180,16 +179,9 @@ def _fan_out_marks():
     if url is None:
         return None
     prefix = settings.CELERY_BROKER_PREFIX
-    return _broker_client(url), [f"{prefix}{FAN_OUT_QUEUED_KEY}", f"{prefix}{FAN_OUT_RECENT_KEY}"]
-
-
-@functools.cache
-def _broker_client(url: str):
-    from core.redis_commands import Commands
-
     # A short timeout, no retries: a broker that is down costs one timeout here, then the
     # enqueue fails and logs it.
-    return Commands(url, timeout=1)
+    return shared(url, 1), [f"{prefix}{FAN_OUT_QUEUED_KEY}", f"{prefix}{FAN_OUT_RECENT_KEY}"]
 
 
 def embedded_worker(stop: threading.Event):
