@@ -164,10 +164,10 @@ class Rider:
     sql: Callable[[str], tuple[str, str]]
     params: list
     read: Callable
-    #: The version tokens (core.versions), besides `KEYS`, that what it reads depends on:
-    #: a web process may then use its result again without the database while they are
-    #: unchanged (spaces.keycache). None: read every time.
-    versions: tuple[str, ...] | None = None
+    #: The version tokens (core.versions) that its result depends on, besides the key's
+    #: (`versions(result)`): a web process may then use the result again without the
+    #: database while they are unchanged (spaces.keycache). None: read every time.
+    versions: Callable[[object], tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,18 @@
 that what it read from the database for an earlier API request is still what the database
 holds (spaces.keycache).
 
-A token names one thing a cached read depends on:
+A token names one row a cached read depends on, so that a change makes only the reads of
+that row out of date:
 
-- `KEYS`, one for the whole service: every API key, space, owner, key creator,
-  subscription and webhook endpoint (what the key lookup and the riders other than a
-  poll's read), and every user's name, e-mail and picture (a poll's organizer). These
-  change rarely, so one token for all of them costs a re-read of every cached key, once,
-  after each change.
+- `space(id)`: the space, its subscription, its API keys and its webhook endpoints (what
+  the key lookup reads of them, and whether the space has an enabled endpoint);
+- `user(id)`: a user (a space's owner, a key's creator: their bans; a poll's organizer:
+  their name, e-mail and picture);
 - `poll(id)`: a poll's row as `GET /v1/polls/{id}` reads it (its fields, status, deletion,
   participant count, the time of its last change, which options' changes move).
+
+A key's cached read names its space, its space's owner and its creator, and what its rider
+read names more (a poll and its organizer: `core.rows.Rider.versions`).
 
 A change sets its tokens to new random values (`bump`) as it is made, and again after its
 commit; the limiter's script compares the tokens a cached read was made with to the current
@@ -41,7 +44,6 @@ from core.redis_commands import Script, shared
 
 logger = logging.getLogger("service.versions")
 
-KEYS = "version:keys"
 #: How long a token lives in Redis: far longer than a cached read (READ_CACHE_SECONDS), so
 #: that a read made after a change always finds the token that change set.
 TOKEN_SECONDS = 86400
@@ -57,11 +59,20 @@ class Versions:
 
 class Stale(Exception):
     """A token differs from the one a cached read was made with (the rate limiter counted
-    nothing). `tokens`: the current ones, read before anything the caller reads next."""
+    nothing). `current`: the same names with their values now, read before anything the
+    caller reads next."""
 
-    def __init__(self, tokens: tuple[str, ...]):
+    def __init__(self, current: Versions):
         super().__init__("a cached read is out of date")
-        self.tokens = tokens
+        self.current = current
+
+
+def space(space_id: str) -> str:
+    return f"version:space:{space_id}"
+
+
+def user(user_id) -> str:
+    return f"version:user:{user_id}"
 
 
 def poll(poll_id: str) -> str:

@@ -151,7 +151,8 @@ class RedisStore:
                 override = _override(space_id)
                 result = self.script(keys=keys, args=[*args, *("" if v is None else v for v in override)])
         if result[0] == -2:
-            raise Stale(tuple(token.decode() if isinstance(token, bytes) else token for token in result[1:]))
+            raise Stale(Versions(versions.names, tuple(token.decode() if isinstance(token, bytes) else token
+                                                         for token in result[1:])))
         counted, *state = result
         minute, day = _windows(now_ms, state[0:3], state[3:6])
         return Outcome(allowed=counted == 1, minute=minute, day=day)

@@ -10,9 +10,7 @@ class SpacesConfig(AppConfig):
         from spaces.models import ApiKey, Space, Subscription, User
 
         # What an API key's lookup reads (spaces.keycache); a user's sign-in alone changes none of it.
-        def keys(instance) -> tuple[str]:
-            return (versions.KEYS,)
-
-        for model in (ApiKey, Space, Subscription):
-            versions.bump_on_save(model, keys)
-        versions.bump_on_save(User, keys, unless_only=frozenset({"last_login"}))
+        versions.bump_on_save(Space, lambda space: (versions.space(space.pk),))
+        for model in (ApiKey, Subscription):
+            versions.bump_on_save(model, lambda row: (versions.space(row.space_id),))
+        versions.bump_on_save(User, lambda user: (versions.user(user.pk),), unless_only=frozenset({"last_login"}))

@@ -48,7 +48,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         rider = view.read_with_key(request) if hasattr(view, "read_with_key") else None
         # Tokens the limiter returned when this request's cached read was out of date
         # (core.api.views.ApiView): read before the rows that follow.
-        key, ridden, cached = authenticate_key(parts[1], rider, getattr(request._request, "fresh_tokens", None))
+        key, ridden, cached = authenticate_key(parts[1], rider, getattr(request._request, "fresh_versions", None))
         if key is None:
             raise errors.Unauthorized(
                 "The API key is invalid, expired or revoked.",
@@ -72,7 +72,7 @@ class HasProSpace(BasePermission):
 
 
 def authenticate_key(
-    raw: str, rider: Rider | RowsRider | None = None, tokens: tuple[str, ...] | None = None
+    raw: str, rider: Rider | RowsRider | None = None, fresh: Versions | None = None
 ) -> tuple[ApiKey | None, object, Versions | None]:
     """The active key `raw` names, with its space, owner and subscription, and what `rider`
     read in the same statement (one query); (None, None, None) for no active key. The
@@ -81,25 +81,25 @@ def authenticate_key(
     With cached reads on (core.versions.enabled), a key this process read lately for the
     same rider comes from spaces.keycache without a query, with the version tokens that the
     limiter must find unchanged (the third value; None for a read from the database, which
-    is kept there with `tokens`, those read before it, if given)."""
+    is kept there with `fresh`, the tokens read before it, if given)."""
     prefix = prefix_of(raw)
     if prefix is None:
         return None, None, None
-    names = keycache.token_names(rider) if versions.enabled() else None
+    cached = versions.enabled() and keycache.cacheable(rider)
     now = timezone.now()
-    if names is not None and tokens is None:
+    if cached and fresh is None:
         entry = keycache.get(prefix, rider)
         if entry is not None and _usable(entry.key, raw, now) and entry.key.space.is_pro:
             _note_use(prefix, entry.key, now)
             return entry.key, entry.ridden, entry.versions
     key, ridden = key_by_prefix(prefix, rider)
     if key is None or not _usable(key, raw, now):
-        if names is not None:
+        if cached:
             keycache.drop(prefix, rider)
         return None, None, None
     _note_use(prefix, key, now)
-    if names is not None:
-        keycache.keep(prefix, rider, names, tokens, key, ridden)
+    if cached:
+        keycache.keep(prefix, rider, key, ridden, fresh)
     return key, ridden, None
 
 

@@ -5,8 +5,8 @@ poll's reads; whether the space has an enabled webhook endpoint for a create).
 
 With Redis as the rate-limit store, every API request makes one round trip to Redis anyway:
 the limiter's script. A cached read names the version tokens it depends on (core.versions:
-`KEYS` for the key's rows, a poll's own for its row), with the values they had before it
-was read from the database; the script compares them with the current ones and counts the
+the key's space, the space's owner and the key's creator; a poll and its organizer for a
+poll's row), with the values they had before it was read from the database; the script compares them with the current ones and counts the
 request only if none changed (ratelimit.stores). So a request whose key this process served
 lately costs one round trip instead of two, and a change committed before the request
 arrived is never missed: its bump came first. When a token did change (`Stale`), nothing was
@@ -57,13 +57,18 @@ _lock = threading.Lock()
 _last_uses: dict[str, datetime] = {}
 
 
-def token_names(rider: Rider | RowsRider | None) -> tuple[str, ...] | None:
-    """The version tokens a key's read with `rider` depends on; None: not to be cached (a
-    rider that names none, such as a page of the poll list)."""
-    if rider is None:
-        return (versions.KEYS,)
-    names = getattr(rider, "versions", None)
-    return None if names is None else (versions.KEYS, *names)
+def cacheable(rider: Rider | RowsRider | None) -> bool:
+    """Whether a key's read with `rider` may be kept: no rider, or one that names the tokens
+    its result depends on (not a page of the poll list)."""
+    return rider is None or getattr(rider, "versions", None) is not None
+
+
+def token_names(key: ApiKey, rider: Rider | None, ridden) -> tuple[str, ...]:
+    """The version tokens a key's read with `rider`, which gave `ridden`, depends on."""
+    names = [versions.space(key.space_id), versions.user(key.space.owner_id), versions.user(key.created_by_id)]
+    if rider is not None:
+        names += rider.versions(ridden)
+    return tuple(dict.fromkeys(names))  # the owner is often the key's creator
 
 
 def _slot(prefix: str, rider: Rider | None) -> tuple:
@@ -84,12 +89,12 @@ def get(prefix: str, rider: Rider | None) -> Entry | None:
         return entry
 
 
-def keep(prefix: str, rider: Rider | None, names: tuple[str, ...], tokens: tuple[str, ...] | None,
-         key: ApiKey, ridden) -> None:
-    """Keep what was read for this key and rider, with the tokens read before it (None: not
-    read; the entry's first use reads them)."""
-    entry = Entry(key, ridden, Versions(names, tokens or (UNKNOWN,) * len(names)),
-                  time.monotonic() + settings.READ_CACHE_SECONDS)
+def keep(prefix: str, rider: Rider | None, key: ApiKey, ridden, fresh: Versions | None) -> None:
+    """Keep what was read for this key and rider, with `fresh`, the tokens read before it,
+    if they are those it depends on (None, or others: the entry's first use reads them)."""
+    names = token_names(key, rider, ridden)
+    tokens = fresh.tokens if fresh is not None and fresh.names == names else (UNKNOWN,) * len(names)
+    entry = Entry(key, ridden, Versions(names, tokens), time.monotonic() + settings.READ_CACHE_SECONDS)
     slot = _slot(prefix, rider)
     with _lock:
         _entries[slot] = entry

@@ -189,12 +189,13 @@ def test_a_change_behind_the_models_back_is_seen_within_read_cache_seconds(api, 
     assert api.get(path).body["data"]["title"] == "Behind its back"
 
 
-def test_tokens_that_redis_lost_are_not_trusted(api):
+def test_tokens_that_redis_lost_are_not_trusted(api, space):
     poll_id = create_poll(api)
     path = f"/v1/polls/{poll_id}"
     warm(api, path)
     client = redis.Redis.from_url(REDIS_URL)
-    client.delete(versions.KEYS, versions.poll(poll_id))  # as after a restart without persistence
+    # As after a restart without persistence (the owner created the key and organizes the poll).
+    client.delete(versions.space(space.pk), versions.user(space.owner_id), versions.poll(poll_id))
     Poll.objects.filter(pk=poll_id).update(title="After the restart")
     response, queries = read(api, path)
     assert queries >= 1 and response.body["data"]["title"] == "After the restart"
@@ -289,3 +290,19 @@ def test_a_change_in_one_gunicorn_worker_is_seen_by_the_other_at_once(tmp_path):
             assert {call("GET", path)[0] for _ in range(20)} == {200}  # a new connection each: both workers
             assert call("DELETE", path)[0] == 200
             assert [call("GET", path)[0] for _ in range(20)] == [404] * 20
+
+
+def test_a_change_in_one_space_leaves_the_cached_reads_of_another(api, space, make_space):
+    """Tokens name the rows read (a space, its owner and key creator, a poll and its
+    organizer): revoking another space's key, banning another user or changing another poll
+    makes no request of this space read the database again."""
+    path = f"/v1/polls/{create_poll(api)}"
+    warm(api, path)
+    other, _ = make_space()
+    space_services.revoke_key(key=ApiKey.objects.get(space=other))
+    space_services.set_banned(user=other.owner, banned=True)
+    services.update_poll(poll=Poll.objects.create(space=other, organizer=other.owner, title="Other", kind="date"),
+                         details={"title": "Still other"})
+    assert read(api, path)[1] == 0
+    space_services.set_plan(space=space, pro=True)  # this space's own change: read again
+    assert read(api, path)[1] >= 1

@@ -22,4 +22,4 @@ class WebhooksConfig(AppConfig):
         from webhooks.models import Endpoint
 
         # Whether a space has an enabled endpoint rides on its keys' lookup (spaces.keycache).
-        versions.bump_on_save(Endpoint, lambda endpoint: (versions.KEYS,))
+        versions.bump_on_save(Endpoint, lambda endpoint: (versions.space(endpoint.space_id),))

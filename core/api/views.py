@@ -52,7 +52,7 @@ class ApiView(APIView):
             # The key came from this process's cache and something it depends on changed
             # since (spaces.keycache); the limiter counted nothing. The same checks again,
             # on the rows read now, after the tokens the limiter returned.
-            request._request.fresh_tokens = stale.tokens
+            request._request.fresh_versions = stale.current
             del request._user, request._auth
             super().initial(request, *args, **kwargs)
         if method not in self.query_methods and request.query_params:

@@ -148,7 +148,7 @@ def enable_endpoint(*, endpoint: Endpoint) -> Endpoint:
     if Endpoint.objects.filter(pk=endpoint.pk, is_enabled=False).update(
         is_enabled=True, enabled_at=now, disabled_at=None, disabled_reason="", failure_streak=0
     ):
-        versions.bump(versions.KEYS)
+        versions.bump(versions.space(endpoint.space_id))
     endpoint.refresh_from_db()
     return endpoint
 
@@ -167,7 +167,8 @@ def switch_off(endpoint_id: str, *, reason: str, now: datetime, only_if_failing:
         endpoints = endpoints.filter(failure_streak__gte=DISABLE_AFTER_FAILURES)
     if not endpoints.update(is_enabled=False, disabled_at=now, disabled_reason=reason):
         return False
-    versions.bump(versions.KEYS)  # whether the space has an enabled endpoint rides on its keys' lookup
+    # Whether the space has an enabled endpoint rides on its keys' lookup (spaces.keycache).
+    versions.bump(versions.space(Endpoint.objects.filter(pk=endpoint_id).values_list("space_id", flat=True).get()))
     # Pending deliveries not in a worker's hands end here; one in flight finishes, and
     # the check in `send` cancels any later attempt.
     canceled = Delivery.objects.filter(endpoint_id=endpoint_id, status=Delivery.Status.PENDING).exclude(
