@@ -146,3 +146,24 @@ def test_slow_clients_do_not_stall_the_api(server):
     finally:
         for connection in slow:
             connection.close()
+
+
+def test_a_worker_leaves_what_it_loaded_out_of_the_garbage_collections(tmp_path):
+    # config/gunicorn.py's post_worker_init, as a worker runs it once the application is
+    # loaded: the views imported, and everything then alive frozen (gc.freeze), so that a
+    # full collection no longer walks Django, DRF and the views (docs/performance.md).
+    script = (
+        "import gc, importlib.util, sys, django\n"
+        "django.setup()\n"
+        "spec = importlib.util.spec_from_file_location('gunicorn_settings', 'config/gunicorn.py')\n"
+        "settings = importlib.util.module_from_spec(spec); spec.loader.exec_module(settings)\n"
+        "before = gc.get_freeze_count()\n"
+        "settings.post_worker_init(None)\n"
+        "print(before, gc.get_freeze_count(), 'polls.views' in sys.modules)\n"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "REDIS_URL": ""}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, frozen, views_imported = done.stdout.split()
+    assert int(before) == 0 and int(frozen) > 50_000 and views_imported == "True", done.stdout
