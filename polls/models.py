@@ -42,7 +42,7 @@ class Poll(models.Model):
     # Lifecycle (polls.services): the option a scheduled (or canceled) poll was scheduled
     # at, and what the auto-close sweep needs to find due polls with one indexed query.
     scheduled_option = models.ForeignKey(
-        "Option", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        "Option", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False,
         help_text="The option picked when the poll was scheduled.",
     )
     past_at = models.DateTimeField(
@@ -72,6 +72,10 @@ class Poll(models.Model):
             # nothing to it).
             models.Index(fields=["status", "past_at"], name="poll_auto_close"),
             models.Index(fields=["deleted_at"], name="poll_deleted", condition=models.Q(deleted_at__isnull=False)),
+            # An option's deletion (SET NULL, and PostgreSQL's check of the foreign key): only
+            # scheduled polls have one, so a new poll adds nothing to it.
+            models.Index(fields=["scheduled_option"], name="poll_scheduled_option",
+                         condition=models.Q(scheduled_option__isnull=False)),
         ]
 
     def __str__(self):

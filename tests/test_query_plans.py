@@ -2,7 +2,7 @@
 poll of the space, no scan of the polls before a cursor, however many polls the space has;
 the webhooks' fan-out takes the oldest events still to fan out from an index of those alone
 (the database's own plan of the statements the service runs); every foreign key is looked
-up through an index.
+up through an index, partial where most rows have none.
 
 On PostgreSQL the plan is asked for with sequential scans and sorts priced out: a test's
 few polls would make any plan cheap, and what is checked is that an index gives the order
@@ -117,6 +117,15 @@ def test_the_purge_finds_deleted_polls_in_an_index_of_those_alone():
     sql = str(Poll.objects.filter(deleted_at__lte=datetime(2030, 1, 1, tzinfo=UTC)).only("pk").query)
     sql = re.sub(r"(2030-01-01 00:00:00(?:\+00:00)?)", r"'\1'", sql)
     assert indexes_searched(sql, "polls_poll") == {"poll_deleted"}
+
+
+def test_an_options_deletion_finds_the_polls_scheduled_at_it_in_an_index_of_scheduled_polls_alone():
+    # The ORM's SET NULL, and on PostgreSQL the foreign key's own check, look polls up by
+    # their scheduled option; a new poll has none and adds no entry to the index.
+    assert not Poll._meta.get_field("scheduled_option").db_index
+    sql = str(Poll.objects.filter(scheduled_option_id__in=["AbCdEf123456", "GhIjKl789012"]).only("pk").query)
+    sql = sql.replace("AbCdEf123456", "'AbCdEf123456'").replace("GhIjKl789012", "'GhIjKl789012'")
+    assert indexes_searched(sql, "polls_poll") == {"poll_scheduled_option"}
 
 
 def indexes_searched(sql: str, table: str) -> set[str]:
