@@ -6,6 +6,7 @@ as from a queryset (`Table`), or the same values in named tuples (`Columns`); `i
 new instances as `bulk_create` does. Everything else uses the ORM."""
 
 import functools
+import json
 import threading
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Sequence
@@ -18,6 +19,7 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
+from psycopg.types.json import Jsonb
 
 from core.statements import statement_cursor
 
@@ -334,19 +336,43 @@ _KINDS = {
     models.JSONField: _JSON,
 }
 _AS_IS_VALUES = {str, int, bool, type(None)}
-_JSON_EXACT = {str, int, bool, type(None), date}  # and aware datetimes: `_json_exact`
+_JSON_EXACT = {str, int, bool, type(None), date}  # and more: `_json_exact`
+_IN_DOCUMENTS = {str, int, bool, type(None)}  # in a JSONField's dict or list: `_document_exact`
 
 
 def _json_exact(value) -> bool:
     """Whether JSON carries `value` to PostgreSQL's input functions exactly as psycopg would
-    send it: text, integers, booleans, None, days, and aware timestamps (with their offset;
+    send it: text, integers, booleans, None, days, aware timestamps (with their offset;
     a naive one would be read in the session's time zone, where psycopg sends a
-    `timestamp`). Not floats (orjson writes NaN as null), decimals, bytes, lists, `Jsonb`
-    or subclasses (an enum's member)."""
+    `timestamp`), a model choice's member (psycopg sends its text or number, orjson its
+    value: the same), and a JSONField's value as the backend adapts it (`Jsonb`, with the
+    field's default encoder) when it holds nothing but text, integers, booleans, None,
+    dicts and lists (`_unwrapped`). Not floats (orjson writes NaN as null), decimals,
+    bytes, or other subclasses."""
     kind = type(value)
+    if kind in _JSON_EXACT:
+        return True
     if kind is datetime:
         return value.tzinfo is not None
-    return kind in _JSON_EXACT
+    if kind is Jsonb:
+        return value.dumps is json.dumps and _document_exact(value.obj)
+    return isinstance(value, models.Choices) and type(value.value) in (str, int)
+
+
+def _document_exact(value) -> bool:
+    kind = type(value)
+    if kind is dict:
+        return all(type(key) is str and _document_exact(item) for key, item in value.items())
+    if kind is list:
+        return all(map(_document_exact, value))
+    return kind in _IN_DOCUMENTS
+
+
+def _unwrapped(value):
+    """orjson's `default`: a JSONField's value as JSON, where `_json_exact` let it through."""
+    if type(value) is Jsonb:
+        return value.obj
+    raise TypeError
 
 
 _MAX_PARAMETERS = 65_535
@@ -452,24 +478,30 @@ def _inserts(objects: list, db) -> list[tuple[str, list]]:
             else:
                 append(field.get_db_prep_save(field.pre_save(obj, True), db))
     width = len(columns)
-    if len(objects) == 1:
-        return [(head + row, params)]
     if arrays:
-        # One statement, with as few parameters, for any number of rows (psycopg converts a
-        # statement of over 50 parameters anew on every run, and each number of rows was a
-        # statement to prepare of its own). As JSON where every value is one JSON carries
-        # exactly: orjson writes it in C, where psycopg adapts each array in Python, with
-        # an adapter made afresh for each cursor (a `POST /v1/polls` of 10 options: 112 ->
-        # 16 us for its parameters; PostgreSQL reads it no slower). What orjson refuses (an
-        # integer beyond 64 bits, a lone surrogate) goes as arrays, to fail as it did.
+        # PostgreSQL: one statement, with one parameter, for any number of rows, as one JSON
+        # document where JSON carries every value exactly: orjson writes it in C, where
+        # psycopg adapts each parameter in Python, with adapters made afresh for each cursor
+        # (a `POST /v1/polls` of 10 options: 112 -> 16 us for its options' parameters; the
+        # poll's 22 and the event's 9 as documents too: 13 -> 2 us for converting the
+        # statement's; PostgreSQL reads it no slower). A statement of over 50 parameters
+        # psycopg would convert anew on every run, and each number of rows would be a
+        # statement to prepare of its own. What orjson refuses (an integer beyond 64 bits,
+        # a lone surrogate) goes as arrays, or one row's VALUES, to fail as it did.
         if all(map(_json_exact, params)):
             try:
-                document = orjson.dumps([dict(zip(keys, params[start:start + width])) for start in range(0, len(params), width)])
+                document = orjson.dumps(
+                    [dict(zip(keys, params[start:start + width])) for start in range(0, len(params), width)],
+                    default=_unwrapped,
+                )
             except orjson.JSONEncodeError:
                 pass
             else:
                 return [(records, [document.decode()])]
-        return [(arrays, [params[column::width] for column in range(width)])]
+        if len(objects) > 1:
+            return [(arrays, [params[column::width] for column in range(width)])]
+    if len(objects) == 1:
+        return [(head + row, params)]
     # SQLite binds at most its limit of parameters per statement.
     batch = min(db.ops.bulk_batch_size([field for _, field, _ in columns], objects), _MAX_PARAMETERS // width) or 1
     return [

@@ -151,9 +151,10 @@ def test_a_value_too_long_for_its_column_fares_as_with_bulk_create(space):
 
 @pytest.mark.django_db(transaction=True)
 def test_many_rows_go_as_json_where_json_carries_every_value_exactly(space):
-    """On PostgreSQL, many rows of text, integers, days, aware timestamps and NULLs go as one
-    JSON document (`json_populate_recordset`), stored as bulk_create stores them; a value
-    JSON would not carry exactly (here a `JSONField`'s) sends them as an array per column."""
+    """On PostgreSQL, rows of text, integers, days, aware timestamps, NULLs, choices and
+    JSONFields' documents of those go as one JSON document (`json_populate_recordset`),
+    stored as bulk_create stores them; a value JSON would not carry exactly (here a float in
+    a `JSONField`) sends them as an array per column, or one row's VALUES."""
     poll = _poll(space, title="Json")
     rows.insert([poll])
     at = datetime(2031, 3, 4, 5, 6, 7, tzinfo=UTC)
@@ -177,9 +178,25 @@ def test_many_rows_go_as_json_where_json_carries_every_value_exactly(space):
         assert Option.objects.filter(pk=mine.pk).exists()
         assert _stored(Option, mine.pk) == _stored(Option, other.pk)
 
+    # One row goes as a document too, a JSONField's dict of text, numbers, booleans, NULLs and
+    # lists within it, and a model choice's member as its value.
+    document = {"title": "Document", "status": Poll.Status.CLOSED, "created_at": at, "updated_at": at,
+                "conferencing": {"url": "https://meet.example/x", "n": [1, None, True, {"k": "☃"}]}}
+    documents, twins = [_poll(space, **document)], [_poll(space, **document)]
     with CaptureQueriesContext(connection) as seen:
-        rows.insert([_poll(space, title="Arrays", conferencing={"url": "https://meet.example/y"}), _poll(space, title="Too")])
-    assert ["unnest" in query["sql"] for query in seen if "INSERT" in query["sql"]] == [connection.vendor == "postgresql"]
+        rows.insert(documents)
+    assert ["json_populate_recordset" in query["sql"] for query in seen if "INSERT" in query["sql"]] == [
+        connection.vendor == "postgresql"]
+    Poll.objects.bulk_create(twins)
+    assert _stored(Poll, documents[0].pk) == _stored(Poll, twins[0].pk)
+
+    # A float (orjson would write NaN as null) sends many rows as arrays, one row as VALUES.
+    with CaptureQueriesContext(connection) as seen:
+        rows.insert([_poll(space, title="Arrays", conferencing={"rate": 1.5}), _poll(space, title="Too")])
+        rows.insert([_poll(space, title="Values", conferencing={"rate": 1.5})])
+    inserts = [query["sql"] for query in seen if "INSERT" in query["sql"]]
+    assert ["unnest" in sql for sql in inserts] == [connection.vendor == "postgresql", False]
+    assert not any("json_populate_recordset" in sql for sql in inserts)
 
     # What the database or the driver refuses fails as with bulk_create, storing nothing: a
     # value too long for its column (refused as the INSERT's assignment refuses it), and
