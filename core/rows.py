@@ -253,18 +253,17 @@ def _chain(functions, col):
     return convert
 
 
-_CALL = object()  # marks a default to call for each instance
-
-
 @functools.cache
-def _new_plan(model) -> tuple[list, dict] | None:
-    """`new`'s plan for `model`: per concrete field (attname, default, call it?), and per
-    foreign key's name (attname, the remote model, its cache name); None where `new` would
-    not give what the model's own constructor gives (routers, generated fields, a foreign key
-    to anything but a primary key or with a default), and then `new` calls the constructor."""
+def _new_plan(model) -> tuple[dict, tuple, dict] | None:
+    """`new`'s plan for `model`: every concrete field's attname with its default, in field
+    order (None for those made per instance), the defaults to make per instance (attname,
+    callable), and per foreign key's name (attname, the remote model, its cache name); None
+    where `new` would not give what the model's own constructor gives (routers, generated
+    fields, a foreign key to anything but a primary key or with a default), and then `new`
+    calls the constructor."""
     if settings.DATABASE_ROUTERS or model._meta.private_fields:
         return None
-    defaults, relations = [], {}
+    defaults, calls, relations = {}, [], {}
     for field in model._meta.concrete_fields:
         if getattr(field, "generated", False):
             return None
@@ -273,32 +272,32 @@ def _new_plan(model) -> tuple[list, dict] | None:
                 return None
             relations[field.name] = (field.attname, field.related_model._meta.concrete_model, field.cache_name)
         if field.has_default() and callable(field.default):
-            defaults.append((field.attname, field.default, _CALL))
+            defaults[field.attname] = None
+            calls.append((field.attname, field.default))
         else:
-            defaults.append((field.attname, field.get_default(), None))
-    return defaults, relations
+            defaults[field.attname] = field.get_default()
+    return defaults, tuple(calls), relations
 
 
 def new(model, **values):
     """`model(**values)`, the same instance, built without `Model.__init__`'s walk of every
     field through its descriptors (20 us an option with its poll, 44 us a poll: a fifth of
-    creating a poll of ten options). `values` are given by field or attribute name; a
-    foreign key by name takes an instance of its model, which is cached on the new one as
-    its descriptor does. Anything else (a property, an unknown name, a pre_init or
-    post_init receiver, a model `_new_plan` refuses) goes to the constructor.
-    tests/test_rows_new.py compares both."""
+    creating a poll of ten options): the defaults copied at once, those made per instance
+    made unless given. `values` are given by field or attribute name; a foreign key by name
+    takes an instance of its model, which is cached on the new one as its descriptor does.
+    Anything else (a property, an unknown name, a pre_init or post_init receiver, a model
+    `_new_plan` refuses) goes to the constructor. tests/test_rows_new.py compares both."""
     plan = _new_plan(model)
     if plan is None or pre_init.receivers or post_init.receivers:
         return model(**values)
-    defaults, relations = plan
+    defaults, calls, relations = plan
     obj = model.__new__(model)
     state = obj._state = ModelState()
     fields = obj.__dict__
-    for attname, default, call in defaults:
-        if attname in values:
-            fields[attname] = values[attname]
-        else:
-            fields[attname] = default() if call is _CALL else default
+    fields.update(defaults)
+    for attname, make in calls:
+        if attname not in values:
+            fields[attname] = make()
     for name, value in values.items():
         relation = relations.get(name)
         if relation is not None:
@@ -314,7 +313,9 @@ def new(model, **values):
                 value._state.db = state.db
             elif value._state.db != state.db:
                 return model(**values)  # which refuses the relation
-        elif name not in fields:
+        elif name in defaults:
+            fields[name] = value
+        else:
             return model(**values)
     return obj
 
@@ -465,6 +466,8 @@ def _inserts(objects: list, db) -> list[tuple[str, list]]:
     adapt_json = db.ops.adapt_json_value
     params = []
     append = params.append
+    unsure = []  # the values JSON may not carry exactly (`_json_exact`); the others are text,
+    # integers, booleans, None or aware timestamps (the backend's adapter gives them back on PostgreSQL)
     for obj in objects:
         values = obj.__dict__
         for attname, field, kind in columns:
@@ -473,10 +476,13 @@ def _inserts(objects: list, db) -> list[tuple[str, list]]:
                 append(value)
             elif kind is _TIMESTAMP and type(value) is datetime and value.utcoffset() is not None:
                 append(adapt_timestamp(value))
-            elif kind is _JSON and type(value) in (dict, list):
-                append(adapt_json(value, field.encoder))
             else:
-                append(field.get_db_prep_save(field.pre_save(obj, True), db))
+                if kind is _JSON and type(value) in (dict, list):
+                    value = adapt_json(value, field.encoder)
+                else:
+                    value = field.get_db_prep_save(field.pre_save(obj, True), db)
+                append(value)
+                unsure.append(value)
     width = len(columns)
     if arrays:
         # PostgreSQL: one statement, with one parameter, for any number of rows, as one JSON
@@ -488,7 +494,7 @@ def _inserts(objects: list, db) -> list[tuple[str, list]]:
         # psycopg would convert anew on every run, and each number of rows would be a
         # statement to prepare of its own. What orjson refuses (an integer beyond 64 bits,
         # a lone surrogate) goes as arrays, or one row's VALUES, to fail as it did.
-        if all(map(_json_exact, params)):
+        if all(map(_json_exact, unsure)):
             try:
                 document = orjson.dumps(
                     [dict(zip(keys, params[start:start + width])) for start in range(0, len(params), width)],
