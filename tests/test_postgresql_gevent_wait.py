@@ -1,7 +1,8 @@
 """In a gevent worker psycopg waits for PostgreSQL on gevent's hub
 (core.postgresql.base.wait_on_hub): statements of different greenlets overlap, one that runs
-past psycopg's wake-up interval (0.1 s) still gets its result, and outside gevent psycopg's
-own wait is left alone.
+past psycopg's wake-up interval (0.1 s) still gets its result, a request's deadline still
+cuts a statement off (the wait sets no timer: the deadline shuts the socket), and outside
+gevent psycopg's own wait is left alone.
 
 PostgreSQL only: deselected on SQLite (conftest.py)."""
 
@@ -45,6 +46,32 @@ def test_statements_of_greenlets_overlap_and_finish_past_the_wake_up_interval():
     values, seconds = done.stdout.rsplit(" ", 1)
     assert values == "[7, 7, 7]"
     assert 0.4 <= float(seconds) < 1.1, seconds  # one after another: 1.2 s at least
+
+
+DEADLINE_SCRIPT = """
+from gevent import monkey; monkey.patch_all()
+import os, time, django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+from django.db import connections
+from core.dbguard import RequestDeadline
+
+started = time.monotonic()
+try:
+    with RequestDeadline(0.3):
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(5)")
+except Exception as error:
+    print(type(error).__name__, round(time.monotonic() - started, 2))
+"""
+
+
+def test_a_requests_deadline_cuts_a_statement_off():
+    done = subprocess.run([sys.executable, "-c", DEADLINE_SCRIPT], cwd=ROOT, env={**os.environ}, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    error, seconds = done.stdout.split()
+    assert error == "OperationalError" and 0.3 <= float(seconds) < 2, done.stdout
 
 
 def test_outside_gevent_psycopg_keeps_its_own_wait():

@@ -140,22 +140,28 @@ _WAITS = {
 
 
 def wait_on_hub(gen, fileno: int, interval: float = 0.0, timeout: float | None = None):
-    """psycopg's wait (`psycopg.waiting.wait_poll`'s contract: run the generator, waking it
-    when the socket is ready or every `interval` seconds, `_WaitTimeout` after `timeout`)
-    on gevent's hub: one watcher per wait, in gevent's C, where psycopg's own choice under
-    gevent went through gevent's `poll` in Python. A `SELECT 1` in a loop of four
-    greenlets: 41-45 -> 32-33 us of CPU. A wait for reading and writing at once wakes on
-    either and says both, which psycopg's generators take as they take a spurious wake-up."""
+    """psycopg's wait (`psycopg.waiting.wait_poll`'s contract: run the generator until it
+    returns, waking it when the socket is ready, `_WaitTimeout` after `timeout`) on gevent's
+    hub: one watcher per wait, in gevent's C, where psycopg's own choice under gevent went
+    through gevent's `poll` in Python. A `SELECT 1` in a loop of four greenlets: 43-53 ->
+    28-30 us of CPU (33 with psycopg's wake-ups kept). Without a `timeout` no timer is set: psycopg's wake-ups every
+    `interval` seconds let a blocked thread see a signal, which a greenlet sees in the hub
+    anyway, and the generators only wait again when woken with nothing ready (a request's
+    deadline shuts the socket instead, core.dbguard, which wakes the wait). A wait for
+    reading and writing at once wakes on either and says both, which psycopg's generators
+    take as they take a spurious wake-up."""
     deadline = None if timeout is None else monotonic() + timeout
     try:
         state = next(gen)
         while True:
             wait, ready = _WAITS[state]
-            seconds = interval if deadline is None else max(0.0, min(interval, deadline - monotonic()))
-            try:
-                wait(fileno, seconds, _INTERVAL)
-            except _Interval:
-                ready = waiting.READY_NONE
+            if deadline is None:
+                wait(fileno)
+            else:
+                try:
+                    wait(fileno, max(0.0, min(interval, deadline - monotonic())), _INTERVAL)
+                except _Interval:
+                    ready = waiting.READY_NONE
             state = gen.send(ready)
             if deadline is not None and monotonic() >= deadline:
                 raise psycopg.errors._WaitTimeout("wait timeout expired")
