@@ -29,7 +29,6 @@ migrations make no `_like` pattern index (core/postgresql/schema.py).
 import select
 import time
 from datetime import UTC
-from time import monotonic
 
 import psycopg
 from django.conf import settings
@@ -144,13 +143,13 @@ def wait_on_hub(gen, fileno: int, interval: float = 0.0, timeout: float | None =
     returns, waking it when the socket is ready, `_WaitTimeout` after `timeout`) on gevent's
     hub: one watcher per wait, in gevent's C, where psycopg's own choice under gevent went
     through gevent's `poll` in Python. A `SELECT 1` in a loop of four greenlets: 43-53 ->
-    28-30 us of CPU (33 with psycopg's wake-ups kept). Without a `timeout` no timer is set: psycopg's wake-ups every
-    `interval` seconds let a blocked thread see a signal, which a greenlet sees in the hub
-    anyway, and the generators only wait again when woken with nothing ready (a request's
-    deadline shuts the socket instead, core.dbguard, which wakes the wait). A wait for
-    reading and writing at once wakes on either and says both, which psycopg's generators
-    take as they take a spurious wake-up."""
-    deadline = None if timeout is None else monotonic() + timeout
+    28-30 us of CPU (33 with psycopg's wake-ups kept). Without a `timeout` no timer is set:
+    psycopg's wake-ups every `interval` seconds let a blocked thread see a signal, which a
+    greenlet sees in the hub anyway, and the generators only wait again when woken with
+    nothing ready (a request's deadline shuts the socket instead, core.dbguard, which wakes
+    the wait). A wait for reading and writing at once wakes on either and says both, which
+    psycopg's generators take as they take a spurious wake-up."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     try:
         state = next(gen)
         while True:
@@ -159,11 +158,11 @@ def wait_on_hub(gen, fileno: int, interval: float = 0.0, timeout: float | None =
                 wait(fileno)
             else:
                 try:
-                    wait(fileno, max(0.0, min(interval, deadline - monotonic())), _INTERVAL)
+                    wait(fileno, max(0.0, min(interval, deadline - time.monotonic())), _INTERVAL)
                 except _Interval:
                     ready = waiting.READY_NONE
             state = gen.send(ready)
-            if deadline is not None and monotonic() >= deadline:
+            if deadline is not None and time.monotonic() >= deadline:
                 raise psycopg.errors._WaitTimeout("wait timeout expired")
     except StopIteration as stop:
         return stop.value
