@@ -1,10 +1,14 @@
 """`core.formats.instant`, the API's timestamps, writes what
 `isoformat(timespec="milliseconds")` of the UTC value writes, with `Z`."""
 
-from datetime import UTC, datetime, timedelta, timezone
+import re
+from datetime import UTC, date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-from core.formats import instant
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.formats import DATE_TIME_PATTERN, instant
 
 
 def reference(value: datetime) -> str:
@@ -25,3 +29,52 @@ def test_instant_is_isoformat_in_utc_with_milliseconds():
     for value in values:
         assert instant(value) == reference(value), value
     assert instant(datetime(2031, 3, 4, 7, 6, 7, 123999, tzinfo=timezone(timedelta(hours=2)))) == "2031-03-04T05:06:07.123Z"
+
+
+def _parsed_field_by_field(text: str):
+    """parse_date_time as it was before its fast path for `Z` and wall clocks (2026-11-28),
+    the reference it must agree with: every field read with int(), fractions dropped."""
+    from core.formats import _DATE_TIME, MAX_DATE, MIN_DATE
+
+    match = _DATE_TIME.fullmatch(text)
+    if not match:
+        return "invalid"
+    year, month, day, hour, minute, second, offset = match.groups()
+    try:
+        value = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
+        if offset and offset not in "Zz":
+            hours, minutes = int(offset[1:3]), int(offset[4:6])
+            if hours > 23 or minutes > 59:
+                raise ValueError
+            delta = timedelta(hours=hours, minutes=minutes)
+            value = value.replace(tzinfo=timezone(delta if offset[0] == "+" else -delta))
+        elif offset:
+            value = value.replace(tzinfo=UTC)
+    except ValueError:
+        return "invalid"
+    return value if MIN_DATE <= value.date() <= MAX_DATE else "out of range"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(
+    st.from_regex(re.compile(DATE_TIME_PATTERN, re.ASCII), fullmatch=True),
+    # Mostly real calendar values, so that the parsed values are compared, not only refusals.
+    st.builds(
+        lambda day, clock, fraction, offset: f"{day}T{clock}{fraction}{offset}",
+        st.dates().map(date.isoformat).filter(lambda text: len(text) == 10),
+        st.sampled_from(["00:00", "23:59", "07:30:00", "12:00:59", "24:00:00", "07:60", "23:59:60"]),
+        st.sampled_from(["", ".5", ".123456", ".1234567", ".123456789"]),
+        st.sampled_from(["", "Z", "z", "+00:00", "-00:00", "+05:30", "-23:59", "+24:00", "+05:60"]),
+    ),
+))
+def test_parse_date_time_reads_every_accepted_form_as_field_by_field(text):
+    from core.formats import parse_date_time
+
+    try:
+        parsed = parse_date_time(text)
+    except ValueError as error:
+        parsed = "out of range" if str(error).startswith("must be between") else "invalid"
+    expected = _parsed_field_by_field(text)
+    assert parsed == expected
+    if isinstance(expected, datetime):
+        assert parsed.utcoffset() == expected.utcoffset() and parsed.microsecond == 0
