@@ -32,24 +32,16 @@ def test_instant_is_isoformat_in_utc_with_milliseconds():
 
 
 def _parsed_field_by_field(text: str):
-    """parse_date_time as it was before its fast path for `Z` and wall clocks (2026-11-28),
-    the reference it must agree with: every field read with int(), fractions dropped."""
-    from core.formats import _DATE_TIME, MAX_DATE, MIN_DATE
+    """What parse_date_time gave for every form before its fast path for `Z` and wall clocks
+    (2026-11-28): each field read with int() (core.formats._by_fields, still its reading of
+    the other forms), fractions dropped."""
+    from core.formats import _DATE_TIME, MAX_DATE, MIN_DATE, _by_fields
 
     match = _DATE_TIME.fullmatch(text)
     if not match:
         return "invalid"
-    year, month, day, hour, minute, second, offset = match.groups()
     try:
-        value = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second or 0))
-        if offset and offset not in "Zz":
-            hours, minutes = int(offset[1:3]), int(offset[4:6])
-            if hours > 23 or minutes > 59:
-                raise ValueError
-            delta = timedelta(hours=hours, minutes=minutes)
-            value = value.replace(tzinfo=timezone(delta if offset[0] == "+" else -delta))
-        elif offset:
-            value = value.replace(tzinfo=UTC)
+        value = _by_fields(match)
     except ValueError:
         return "invalid"
     return value if MIN_DATE <= value.date() <= MAX_DATE else "out of range"
