@@ -6,8 +6,9 @@ poll's reads; whether the space has an enabled webhook endpoint for a create).
 With Redis as the rate-limit store, every API request makes one round trip to Redis anyway:
 the limiter's script. A cached read names the version tokens it depends on (core.versions:
 the key's space, the space's owner and the key's creator; a poll and its organizer for a
-poll's row), with the values they had before it was read from the database; the script compares them with the current ones and counts the
-request only if none changed (ratelimit.stores). So a request whose key this process served
+poll's row), with the values they had before it was read from the database; the script
+compares them with the current ones and counts the request only if none changed
+(ratelimit.stores). So a request whose key this process served
 lately costs one round trip instead of two, and a change committed before the request
 arrived is never missed: its bump came first. When a token did change (`Stale`), nothing was
 counted, and the request is checked again from the start with a fresh read
