@@ -257,7 +257,8 @@ def _chain(functions, col):
 def _new_plan(model) -> tuple[dict, tuple, dict] | None:
     """`new`'s plan for `model`: every concrete field's attname with its default, in field
     order (None for those made per instance), the defaults to make per instance (attname,
-    callable), and per foreign key's name (attname, the remote model, its cache name); None
+    callable), and per foreign key's name (attname, the remote model, its cache name, the
+    remote primary key's attname); None
     where `new` would not give what the model's own constructor gives (routers, generated
     fields, a foreign key to anything but a primary key or with a default), and then `new`
     calls the constructor."""
@@ -270,7 +271,8 @@ def _new_plan(model) -> tuple[dict, tuple, dict] | None:
         if field.is_relation:
             if not field.many_to_one or field.has_default() or field.target_field != field.related_model._meta.pk:
                 return None
-            relations[field.name] = (field.attname, field.related_model._meta.concrete_model, field.cache_name)
+            relations[field.name] = (field.attname, field.related_model._meta.concrete_model, field.cache_name,
+                                     field.target_field.attname)
         if field.has_default() and callable(field.default):
             defaults[field.attname] = None
             calls.append((field.attname, field.default))
@@ -298,14 +300,17 @@ def new(model, **values):
     for attname, make in calls:
         if attname not in values:
             fields[attname] = make()
+    cached = None  # the related instances given, by cache name
     for name, value in values.items():
         relation = relations.get(name)
         if relation is not None:
-            attname, related_model, cache_name = relation
+            attname, related_model, cache_name, pk_attname = relation
             if not isinstance(value, related_model) or attname in values:
                 return model(**values)
-            fields[attname] = value.pk
-            state.fields_cache[cache_name] = value
+            fields[attname] = getattr(value, pk_attname)
+            if cached is None:
+                cached = state.fields_cache = {}  # in place of ModelState's descriptor that makes it
+            cached[cache_name] = value
             # Where each side will be written, as the descriptor sets it without routers.
             if state.db is None:
                 state.db = value._state.db or DEFAULT_DB_ALIAS

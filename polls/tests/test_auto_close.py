@@ -5,10 +5,14 @@ from datetime import UTC, date, datetime, timedelta
 
 import time_machine
 from django.core.management import call_command
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.tasks import run_job
 from polls import services
 from polls.models import Poll
+from polls.services.creation import OptionValues
+from polls.spans import option_span
 from polls.tests.factories import date_poll_body, make_poll, option_ids, time_poll_body
 from webhooks.models import Event
 
@@ -130,3 +134,25 @@ def test_past_at_is_set_when_the_poll_is_created(space):
     assert poll.past_at == datetime(2030, 3, 1, 9, 30, tzinfo=UTC)  # 10:00 CET is 09:00Z
     poll = make_poll(space, date_poll_body("2030-03-01"))
     assert poll.past_at == datetime(2030, 3, 1, tzinfo=UTC) + timedelta(days=1, hours=12)
+
+
+_DAYS = st.dates(min_value=date(2000, 1, 1), max_value=date(2099, 12, 31))
+_STARTS = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2099, 12, 31), timezones=st.just(UTC))
+_OPTIONS = st.one_of(
+    st.lists(_DAYS.map(lambda day: OptionValues(day, None, None)), max_size=12),
+    st.lists(st.builds(OptionValues, st.none(), _STARTS, st.integers(5, 1440)), max_size=12),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(options=_OPTIONS, time_zone=st.sampled_from([None, "Europe/Berlin"]))
+def test_past_at_is_the_end_of_the_option_that_ends_last(options, time_zone):
+    """options_past_at looks at the latest day and the latest start per duration only: the
+    same instant as the end of every option's span, grace included, taken at its latest."""
+    kind = Poll.Kind.DATE if options and options[0].date else Poll.Kind.TIME
+    floating = kind == Poll.Kind.TIME and not time_zone
+    ends = [
+        span.end + timedelta(hours=12) if span.all_day or floating else span.end
+        for span in (option_span(*option) for option in options)
+    ]
+    assert services.options_past_at(kind=kind, time_zone=time_zone, options=options) == max(ends, default=None)
