@@ -155,16 +155,21 @@ def _time_options(
     """Slots and generated slots, in UTC, without duplicates (same start and same
     duration), and how many there are. Slots are counted as Unix seconds in sets (a year of
     quarter-hours from ten generators is about 350,000 integers: milliseconds); the options'
-    values are made only when the poll is within `limit` (None otherwise)."""
+    values are made only when the poll is within `limit` (None otherwise), with the slot's own
+    start where it was given in UTC (the same value as `fromtimestamp` makes)."""
     zone = get_zone(time_zone) if time_zone else None
     starts: dict[int, set[int]] = {}  # duration -> start instants
+    in_utc: dict[int, datetime] = {}  # start instant -> a slot's start that is that instant in UTC already
     for index, slot in enumerate(slots):
         minutes = slot.duration or duration
         _check_duration(f"options[{index}]", minutes)
         start = slot.start
         if start.tzinfo is None:  # wall clock in the poll's zone, or floating
             start = wall_clock_to_utc(start.date(), start.time(), zone)
-        starts.setdefault(minutes, set()).add(int(start.timestamp()))
+        instant = int(start.timestamp())
+        starts.setdefault(minutes, set()).add(instant)
+        if start.tzinfo is UTC and not start.microsecond:
+            in_utc[instant] = start
     if generators:
         _check_duration("a generator", duration)
         check_generators(generators, duration)
@@ -176,7 +181,7 @@ def _time_options(
     if count > limit:
         return None, count
     return [
-        OptionValues(None, datetime.fromtimestamp(start, UTC), minutes)
+        OptionValues(None, in_utc.get(start) or datetime.fromtimestamp(start, UTC), minutes)
         for minutes, instants in starts.items()
         for start in instants
     ], count
