@@ -55,7 +55,8 @@ class ApiView(APIView):
             request._request.fresh_versions = stale.current
             del request._user, request._auth
             super().initial(request, *args, **kwargs)
-        if method not in self.query_methods and request.query_params:
+        # Django parses a query string into a QueryDict on first use: not for an empty one.
+        if method not in self.query_methods and request.META.get("QUERY_STRING") and request.query_params:
             raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
         if method not in self.body_methods and _has_body(request):
             raise errors.ValidationFailed("body: this operation takes no body")

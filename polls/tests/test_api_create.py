@@ -387,3 +387,13 @@ def test_creation_queries_do_not_grow_with_options(api, settings):
 
     queries(1)  # the key's last-used time is written once a minute: settle it first
     assert queries(1) == queries(4) == queries(100)
+
+
+@pytest.mark.parametrize("query", ["limit=5", "limit=5&cursor=x", "x"])
+def test_a_query_string_is_refused_and_an_empty_one_is_none(api, query):
+    r = api.post(f"/v1/polls?{query}", date_poll())
+    assert (r.status_code, r.body["error"]["code"]) == (400, "VALIDATION_ERROR"), r.body
+    assert r.body["error"]["message"] == "; ".join(f"{name.split('=')[0]}: unknown field" for name in query.split("&"))
+    assert Poll.objects.count() == 0
+    for empty in ("/v1/polls?", "/v1/polls?&"):
+        assert api.post(empty, date_poll()).status_code == 201
