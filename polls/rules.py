@@ -1,8 +1,8 @@
 """Rules of polls that the HTTP input (polls.serializers), the back office and the services
 share, and the refusals of the services: one place each."""
 
-from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from typing import NamedTuple
 
 from core.errors import ServiceError
 from polls.generators import Generator, matching_days
@@ -41,10 +41,11 @@ def setting_default(column: str) -> bool:
     return Poll._meta.get_field(column).default
 
 
-@dataclass(frozen=True)
-class TimeSlot:
+class TimeSlot(NamedTuple):
     """A time option as given: `start` aware (an instant) or naive (wall clock in the poll's
-    time zone, or floating time without one); `duration` in minutes, None for the poll's."""
+    time zone, or floating time without one); `duration` in minutes, None for the poll's. A
+    named tuple: made for every option of a new poll's body, where a frozen dataclass's
+    `__init__` sets each field through `object.__setattr__`."""
 
     start: datetime
     duration: int | None = None
