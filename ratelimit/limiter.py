@@ -7,7 +7,7 @@ uses up no quota. The store unreachable: fail closed.
 """
 
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from core.versions import Versions
 from ratelimit import windows
@@ -20,8 +20,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """One request counted (or refused): the RateLimit-* headers of the answer, and when
     refused, the whole seconds until the exhausted window resets."""
 

@@ -5,14 +5,13 @@ is up is as good as none: nothing counted, and the next counted request opens a 
 Instants are Unix milliseconds, so that the arithmetic is exact in SQL, Lua and Python.
 """
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MINUTE = 60
 DAY = 86_400
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(NamedTuple):
     seconds: int
     limit: int
     #: Requests counted in the open window (0 when none is open).
@@ -43,8 +42,7 @@ class Window:
         return -(-(self.start_ms + self.seconds * 1000 - now_ms) // 1000)
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What the store decided for one request, and both windows after it."""
 
     allowed: bool
