@@ -325,6 +325,40 @@ def new(model, **values):
     return obj
 
 
+
+def new_many(model, rows, **common) -> list:
+    """`[new(model, **common, **row) for row in rows]`, the same instances, with `common`
+    (a related instance, say) worked out once for all of them (a new poll's ten options:
+    28 -> 21 us). A row gives fields by attribute name, none of them given by `common` (a
+    foreign key's id with its instance there, say); any other row goes to `new`.
+    tests/test_rows_new.py compares both."""
+    plan = _new_plan(model)
+    if plan is None or pre_init.receivers or post_init.receivers:
+        return [model(**common, **row) for row in rows]
+    defaults, calls, relations = plan
+    template = new(model, **common)
+    shared = {name: value for name, value in template.__dict__.items() if name != "_state"}
+    db, cached = template._state.db, template._state.__dict__.get("fields_cache")
+    taken = common.keys() | {relations[name][0] for name in common if name in relations}
+    made = []
+    for row in rows:
+        if not row.keys() <= defaults.keys() or not taken.isdisjoint(row):
+            made.append(new(model, **common, **row))
+            continue
+        obj = model.__new__(model)
+        state = obj._state = ModelState()
+        state.db = db
+        if cached:
+            state.fields_cache = dict(cached)
+        fields = obj.__dict__
+        fields.update(shared)
+        for attname, make in calls:
+            if attname not in row and attname not in common:
+                fields[attname] = make()
+        fields.update(row)
+        made.append(obj)
+    return made
+
 # How `insert` passes each field's value, by the field's exact class (a subclass may change
 # its values); every other field, and every other value, goes through the field
 # (`pre_save`, then `get_db_prep_save`), as bulk_create does.

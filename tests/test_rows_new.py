@@ -86,3 +86,44 @@ def test_anything_else_goes_to_the_constructor(space):
     finally:
         post_init.disconnect(receiver, sender=Option)
     assert seen == [option]  # the constructor ran, and sent its signal
+
+
+@pytest.mark.django_db
+def test_new_many_builds_what_new_builds_row_by_row(space):
+    poll = rows.new(Poll, space=space, organizer=space.owner, title="T", kind="time")
+    given = [
+        {"id": "a", "start_time": AT, "duration": 30},
+        {"id": "b", "date": date(2031, 1, 2)},
+        {"start_time": AT},  # its id drawn, as new draws it
+        {"id": "e", "poll_id": "another"},  # the key common gives by instance: new refuses it too
+    ]
+    with time_machine.travel(AT, tick=False):
+        many = rows.new_many(Option, given, poll=poll)
+        one_by_one = [rows.new(Option, poll=poll, **row) for row in given]
+    for ours, theirs in zip(many, one_by_one, strict=True):
+        assert type(ours) is Option
+        if "id" not in given[many.index(ours)]:  # drawn: different, and the rest the same
+            assert ours.id != theirs.id
+            ours.id = theirs.id = "drawn"
+        assert state_of(ours) == state_of(theirs)
+    assert [obj.id for obj in many] == ["a", "b", "drawn", "e"]
+    assert many[0].poll is poll and many[1].poll is poll
+    assert many[0]._state.fields_cache is not many[1]._state.fields_cache
+    with pytest.raises(TypeError, match="multiple values for keyword argument 'poll'"):
+        rows.new_many(Option, [{"id": "d", "poll": poll}], poll=poll)  # as new(..., **common, **row)
+
+
+@pytest.mark.django_db
+def test_new_many_goes_to_the_constructor_where_new_would(space):
+    poll = rows.new(Poll, space=space, title="T", kind="time")
+    received = []
+
+    def receiver(sender, instance, **kwargs):
+        received.append(instance)
+
+    post_init.connect(receiver, sender=Option)
+    try:
+        made = rows.new_many(Option, [{"id": "x", "start_time": AT}], poll=poll)
+    finally:
+        post_init.disconnect(receiver, sender=Option)
+    assert received == made and made[0].poll is poll

@@ -110,10 +110,10 @@ def create_poll(
         past_at=options_past_at(kind=kind, time_zone=time_zone, options=options),
     )
     # In display order (OPTION_ORDER): the values are unique, so no None is ever compared.
-    options = [
-        rows.new(Option, id=option_id, poll=poll, date=day, start_time=start, duration=minutes)
+    options = rows.new_many(Option, (
+        {"id": option_id, "date": day, "start_time": start, "duration": minutes}
         for option_id, (day, start, minutes) in zip(grouped_ids(len(options)), sorted(options), strict=True)
-    ]
+    ), poll=poll)
     event = poll_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now, fan_out=endpoints_enabled)
     rows.store([poll], options, [event])  # all or none; one statement on PostgreSQL
     announce(event)
