@@ -83,10 +83,17 @@ def option(kind: str, row: models.Option) -> DateOption | TimeOption:
     return {"id": row.id, "startTime": instant(row.start_time), "duration": row.duration}
 
 
+def options_of(kind: str, rows) -> list[DateOption | TimeOption]:
+    """A poll's options, all of its `kind`: `option` of each, the kind asked once."""
+    if kind == models.Poll.Kind.DATE:
+        return [{"id": row.id, "date": row.date.isoformat()} for row in rows]
+    return [{"id": row.id, "startTime": instant(row.start_time), "duration": row.duration} for row in rows]
+
+
 def poll(row: models.Poll, options=None) -> Poll:
     """A poll from `selectors.live_polls` (organizer, participant count and options read with
     it); `options` in hand replace the prefetched ones (a poll just created)."""
-    organizer = row.organizer
+    organizer, created_at = row.organizer, instant(row.created_at)
     return {
         "id": row.id,
         "title": row.title,
@@ -96,8 +103,8 @@ def poll(row: models.Poll, options=None) -> Poll:
         "timeZone": row.time_zone,
         "status": row.status,
         "kind": row.kind,
-        "createdAt": instant(row.created_at),
-        "updatedAt": instant(row.updated_at),
+        "createdAt": created_at,
+        "updatedAt": created_at if row.updated_at == row.created_at else instant(row.updated_at),
         "organizer": {
             "id": organizer.id,
             "name": organizer.name,
@@ -110,7 +117,7 @@ def poll(row: models.Poll, options=None) -> Poll:
         "disableComments": row.disable_comments,
         "allowTentativeVotes": row.allow_tentative_votes,
         "participantCount": row.participant_count,
-        "options": [option(row.kind, item) for item in (row.options.all() if options is None else options)],
+        "options": options_of(row.kind, row.options.all() if options is None else options),
         "adminUrl": f"{settings.APP_URL}/poll/{row.id}",
         "inviteUrl": f"{settings.APP_URL}/invite/{row.id}",
     }
