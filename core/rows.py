@@ -336,7 +336,8 @@ def new_many(model, rows, **common) -> list:
     if plan is None or pre_init.receivers or post_init.receivers:
         return [model(**common, **row) for row in rows]
     defaults, calls, relations = plan
-    template = new(model, **common)
+    # The shared values, with None where a default is made per instance (made per row below).
+    template = new(model, **{attname: None for attname, _ in calls if attname not in common}, **common)
     shared = {name: value for name, value in template.__dict__.items() if name != "_state"}
     db, cached = template._state.db, template._state.__dict__.get("fields_cache")
     taken = common.keys() | {relations[name][0] for name in common if name in relations}

@@ -166,10 +166,10 @@ def _time_options(
         start = slot.start
         if start.tzinfo is None:  # wall clock in the poll's zone, or floating
             start = wall_clock_to_utc(start.date(), start.time(), zone)
-        instant = int(start.timestamp())
-        starts.setdefault(minutes, set()).add(instant)
+        seconds = int(start.timestamp())
+        starts.setdefault(minutes, set()).add(seconds)
         if start.tzinfo is UTC and not start.microsecond:
-            in_utc[instant] = start
+            in_utc[seconds] = start
     if generators:
         _check_duration("a generator", duration)
         check_generators(generators, duration)
