@@ -77,14 +77,8 @@ class Poll(TypedDict):
 
 
 
-def option(kind: str, row: models.Option) -> DateOption | TimeOption:
-    if kind == models.Poll.Kind.DATE:
-        return {"id": row.id, "date": row.date.isoformat()}
-    return {"id": row.id, "startTime": instant(row.start_time), "duration": row.duration}
-
-
 def options_of(kind: str, rows) -> list[DateOption | TimeOption]:
-    """A poll's options, all of its `kind`: `option` of each, the kind asked once."""
+    """A poll's options, all of its `kind` (asked once, not per option)."""
     if kind == models.Poll.Kind.DATE:
         return [{"id": row.id, "date": row.date.isoformat()} for row in rows]
     return [{"id": row.id, "startTime": instant(row.start_time), "duration": row.duration} for row in rows]
@@ -172,8 +166,8 @@ class Results(TypedDict):
 def results(counted: PollResults) -> Results:
     row = counted.poll
     options = []
-    for result in counted.options:
-        shaped = option(row.kind, result.option)
+    shapes = options_of(row.kind, [result.option for result in counted.options])
+    for result, shaped in zip(counted.options, shapes, strict=True):
         shaped["votes"] = [{"type": kind, "count": count} for kind, count in result.votes]
         shaped["score"] = result.score
         shaped["isTopChoice"] = result.is_top_choice
