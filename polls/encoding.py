@@ -20,13 +20,14 @@ answers every participant in one response (20,000 participants x 100 options is 
 whole in memory, and never as one dict per participant and span.
 
 Each span's JSON is made once per option and vote type and shared by every participant who
-gave that vote; a participant's answers come as one string (`Participant.answers`, read by
-`selectors.participant_rows`), put in display order by a sort of at most one number per
-option. The JSON value is the one `presenters.participant` gives for each participant (the
-shape `presenters.Participant`)
+gave that vote; a participant's answers come as one string of a character per answer
+(`Participant.answers`, read by `selectors.participant_rows`), whose code points, sorted,
+are the spans' indexes in display order (queries.ANSWER_OFFSETS). The JSON value is the
+one `presenters.participant` gives for each participant (the shape `presenters.Participant`)
 (tested on the benches' fixtures, tests/test_bench_contract.py)."""
 
 from collections.abc import Callable, Iterator
+from operator import itemgetter
 
 import orjson
 from django.conf import settings
@@ -34,7 +35,8 @@ from django.conf import settings
 from core.rows import Kept
 from polls import presenters, selectors
 from polls.models import Poll
-from polls.selectors import ANSWER_MARKS, AVAILABLE_TYPES
+from polls.queries import ANSWER_BASE
+from polls.selectors import AVAILABLE_TYPES
 from polls.spans import option_span, span_data
 
 CHUNK = 500  # participants per piece of the body
@@ -77,22 +79,20 @@ def encoded_results(row, tallies: list, options_of: Callable[[list[str]], dict[s
 def participants_json(poll: Poll, rows: list[tuple]) -> Iterator[bytes]:
     """`{"data": [Participant, ...]}` in pieces, for a poll from `get_poll` (options loaded)
     and its `selectors.participant_rows`."""
-    spans: list[bytes] = []  # in display order: per option, one per available vote type -> the span's JSON
-    rank: dict[str, int] = {}  # an answer (option id and mark, ANSWER_MARKS) -> its span's number
+    # An answer's code point (queries.ANSWER_OFFSETS) -> its span's JSON: indexes below
+    # ANSWER_BASE and past the last option are never used (`_codes`).
+    spans: list[bytes] = [b""] * ANSWER_BASE
     for option in poll.options.all():
         span = span_data(option_span(option.date, option.start_time, option.duration))
-        for kind, modifiers in AVAILABLE_TYPES.items():
-            rank[option.pk + ANSWER_MARKS[kind]] = len(spans)
-            spans.append(orjson.dumps({**span, "modifiers": modifiers}))
+        spans += [orjson.dumps({**span, "modifiers": modifiers}) for modifiers in AVAILABLE_TYPES.values()]
+    last = len(spans) - 1
     yield b'{"data":['
     for start in range(0, len(rows), CHUNK):
         pieces = []  # joined once per chunk: each participant's bytes are copied once more, not three times
         for participant_id, name, email, created, answers in rows[start:start + CHUNK]:
-            # In display order: by option position (ascending numbers).
-            try:
-                availability = b",".join(map(spans.__getitem__, sorted(map(rank.__getitem__, answers.split(","))))) if answers else b""
-            except KeyError:  # answers naming an option no longer there (votes changed behind the services' back)
-                availability = b",".join(spans[n] for n in sorted(rank[a] for a in answers.split(",") if a in rank))
+            codes = _codes(answers, last)
+            # In display order (ascending code points), by indexing in C: no parsing.
+            availability = b",".join(itemgetter(*codes)(spans)) if len(codes) > 1 else spans[codes[0]] if codes else b""
             # "availability" is the last member: its null is replaced by the spans.
             head = orjson.dumps({"id": participant_id, "name": name, "email": email,
                                  "createdAt": created, "availability": None})
@@ -101,3 +101,16 @@ def participants_json(poll: Poll, rows: list[tuple]) -> Iterator[bytes]:
             pieces[0] = b""  # no comma before the first participant
         yield b"".join(pieces)
     yield b"]}"
+
+
+def _codes(answers: str, last: int) -> list[int]:
+    """The code points of a participant's answers, ascending, each naming a span: those
+    outside ANSWER_BASE..`last` (answers written behind the services' back and naming an
+    option no longer there, until `manage.py polls recount`) left out."""
+    try:
+        codes = sorted(answers.encode("latin-1"))  # a poll of up to 103 options
+    except UnicodeEncodeError:
+        codes = sorted(map(ord, answers))
+    if codes and (codes[0] < ANSWER_BASE or codes[-1] > last):
+        codes = [code for code in codes if ANSWER_BASE <= code <= last]
+    return codes

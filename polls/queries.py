@@ -23,9 +23,14 @@ from spaces.models import User
 
 #: Vote types that make an availability span, and the span's modifiers.
 AVAILABLE_TYPES = {Vote.YES: [], Vote.IF_NEED_BE: [Vote.IF_NEED_BE]}
-#: How `Participant.answers` writes each of those votes: the option's id, then this mark
-#: (`+` for a span with modifiers: ifNeedBe).
-ANSWER_MARKS = {kind: "+" if modifiers else "" for kind, modifiers in AVAILABLE_TYPES.items()}
+#: How `Participant.answers` writes each of those votes: one character, whose code point is
+#: ANSWER_BASE + ANSWER_STRIDE x the option's position among the poll's options in display
+#: order (OPTION_ORDER, from 0) + the vote type's offset here (yes 0, ifNeedBe 1). So a
+#: poll of up to 103 options writes code points below 256 (one byte each in latin-1), and
+#: the participant list turns a participant's answers into spans by indexing, not parsing.
+ANSWER_OFFSETS = {kind: offset for offset, kind in enumerate(AVAILABLE_TYPES)}
+ANSWER_STRIDE = len(AVAILABLE_TYPES)
+ANSWER_BASE = 0x30  # "0": the first option's yes; no control characters
 
 _POLL, _ORGANIZER, _OPTION = Table(Poll, "p"), Table(User, "u"), Table(Option, "o")
 
@@ -321,10 +326,9 @@ def participant_answers(poll: Poll) -> list[tuple]:
     """Every participant of a poll, oldest first, as rows `(id, name, email, createdAt,
     answers)`: `createdAt` is the response's text of the instant (made by the database: in
     Python, parsing and formatting 2,000 timestamps took a fifth of the list's time);
-    `answers` lists the participant's `yes` and `ifNeedBe` votes joined by commas, each as
-    its option's id, followed by `+` for `ifNeedBe` ("": no such vote), in no particular
-    order (`Participant.answers`, kept with the votes). One query reading one row per
-    participant, never a vote."""
+    `answers` holds a character per `yes` and `ifNeedBe` vote (ANSWER_OFFSETS), in no
+    particular order (`Participant.answers`, kept with the votes). One query reading one row
+    per participant, never a vote."""
     with statement_cursor() as cursor:
         cursor.execute(_participants_sql(connection.vendor), [poll.pk])
         return cursor.fetchall()

@@ -79,7 +79,6 @@ def list_rider(*, status: str | None, limit: int, cursor: str | None) -> RowsRid
 # --- Results, participants and availability ----------------------------------------------
 
 AVAILABLE_TYPES = queries.AVAILABLE_TYPES  # vote type -> span modifiers
-ANSWER_MARKS = queries.ANSWER_MARKS  # how Participant.answers writes them
 _PARTICIPANT_ID = re.compile(r"[a-z0-9]{1,30}")
 
 

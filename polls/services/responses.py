@@ -9,10 +9,10 @@ from django.utils import timezone
 from core import versions
 from core.errors import ServiceError
 from core.formats import parse_email
-from polls.models import Option, Participant, Poll, Vote
+from polls.models import Participant, Poll, Vote
 from polls.rules import max_length
 from polls.services.lifecycle import locked_poll
-from polls.services.tallies import answers_text, count_votes
+from polls.services.tallies import answers_text, count_votes, option_positions
 from webhooks.services import record_event
 
 NAME_MAX_LENGTH = max_length(Participant, "name")
@@ -26,6 +26,11 @@ def clean_response(*, poll: Poll, name: str, email: str | None, votes: dict, cur
     (or None: no answer) on options of this poll, `ifNeedBe` only when tentative votes are
     allowed. A vote left as it is in `current` is not judged again (older data may hold
     other types). `ServiceError` names every problem."""
+    return _checked_response(poll=poll, name=name, email=email, votes=votes, current=current)[:3]
+
+
+def _checked_response(*, poll: Poll, name: str, email: str | None, votes: dict, current: dict | None = None) -> tuple:
+    """`clean_response`'s (name, email, votes), and the poll's `option_positions`."""
     current = current or {}
     problems = []
     name = (name or "").strip()
@@ -39,9 +44,9 @@ def clean_response(*, poll: Poll, name: str, email: str | None, votes: dict, cur
             parse_email(email)
         except ValueError:
             problems.append(f"email: not a valid e-mail address: {email!r}")
-    option_ids = set(Option.objects.filter(poll=poll).values_list("pk", flat=True))
+    positions = option_positions(poll)
     for option_id, kind in votes.items():
-        if option_id not in option_ids:
+        if option_id not in positions:
             problems.append(f"votes: {option_id!r} is not an option of poll {poll.pk}")
         elif kind is None or current.get(option_id) == kind:
             continue
@@ -51,7 +56,7 @@ def clean_response(*, poll: Poll, name: str, email: str | None, votes: dict, cur
             problems.append(f"votes: ifNeedBe (option {option_id}) is not allowed: the poll does not allow tentative votes")
     if problems:
         raise ServiceError("; ".join(problems))
-    return name, email, votes
+    return name, email, votes, positions
 
 
 def check_accepts_responses(poll: Poll) -> None:
@@ -79,11 +84,11 @@ def create_response(*, poll: Poll, name: str, email: str | None = None, votes: d
     accepts new responses."""
     poll = locked_poll(poll)
     check_accepts_responses(poll)
-    name, email, votes = clean_response(poll=poll, name=name, email=email, votes=votes or {})
+    name, email, votes, positions = _checked_response(poll=poll, name=name, email=email, votes=votes or {})
     now = timezone.now()
     answered = [(option_id, kind) for option_id, kind in votes.items() if kind]
     participant = Participant.objects.create(poll=poll, name=name, email=email, created_at=now, updated_at=now,
-                                             answers=answers_text(answered))
+                                             answers=answers_text(answered, positions))
     Vote.objects.bulk_create(Vote(participant=participant, option_id=option_id, type=kind) for option_id, kind in answered)
     count_votes(poll, added=answered)
     _touch(poll, now, participants=1)
@@ -113,7 +118,7 @@ def update_response(
     if open_only:
         check_accepts_responses(poll)
     current = dict(Vote.objects.filter(participant=participant).values_list("option_id", "type"))
-    name, email, votes = clean_response(
+    name, email, votes, positions = _checked_response(
         poll=poll,
         name=participant.name if name is None else name,
         email=participant.email if email is None else email,
@@ -130,7 +135,7 @@ def update_response(
     count_votes(poll, added=answered,
                 removed=[(option_id, current[option_id]) for option_id in changed_votes if option_id in current])
     participant.name, participant.email, participant.updated_at = name, email, now
-    participant.answers = answers_text({**current, **changed_votes}.items())
+    participant.answers = answers_text({**current, **changed_votes}.items(), positions)
     participant.save(update_fields=["name", "email", "updated_at", "answers"])
     _touch(poll, now)
     record_event(space_id=poll.space_id, type="poll.participant.updated", poll_id=poll.pk,

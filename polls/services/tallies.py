@@ -6,9 +6,11 @@ for every poll read).
 The consistency rule: every service that adds, changes or removes votes calls `count_votes`
 with the difference and stores the participant's `answers_text`, inside its transaction
 and after `locked_poll` (one writer per poll at a time); adding or removing a participant
-moves the poll's count by one in the same transaction (`responses._touch`); removing
-options calls `drop_answers` before they go; removing an option or a poll removes its
-tallies with its votes (CASCADE). Votes or participants written any other way (a bulk
+moves the poll's count by one in the same transaction (`responses._touch`); answers name
+options by their place in display order (`queries.ANSWER_OFFSETS`), so changing options in
+a way that moves one (removing one, adding one before another, rescheduling one) calls
+`write_answers` after the change; removing an option or a poll removes its tallies with its
+votes (CASCADE). Votes or participants written any other way (a bulk
 load, a hand-made fix) leave tallies, answers and counts wrong until `recount_tallies`
 (`manage.py polls recount`) rebuilds them."""
 
@@ -19,45 +21,59 @@ from django.db.models import Count
 
 from core import versions
 from core.statements import statement_cursor
-from polls.models import Participant, Poll, Tally, Vote
-from polls.queries import ANSWER_MARKS
+from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
+from polls.queries import ANSWER_BASE, ANSWER_OFFSETS, ANSWER_STRIDE
 
 
-def answers_text(votes) -> str:
-    """`Participant.answers` for these `(option id, type)` votes (types without a mark in
-    ANSWER_MARKS left out)."""
-    return ",".join(option_id + ANSWER_MARKS[kind] for option_id, kind in votes if kind in ANSWER_MARKS)
+def answers_text(votes, positions: dict[str, int]) -> str:
+    """`Participant.answers` for these `(option id, type)` votes (types without an offset in
+    ANSWER_OFFSETS left out), `positions` giving each option's place in the poll's display
+    order (`option_positions`)."""
+    return "".join(sorted(chr(ANSWER_BASE + ANSWER_STRIDE * positions[option_id] + ANSWER_OFFSETS[kind])
+                          for option_id, kind in votes if kind in ANSWER_OFFSETS))
 
 
-def _answers_sql(participant: str, extra: str = "") -> str:
-    """The SQL expression of `answers_text` for the participant whose id is `participant`,
-    from its votes (and the condition `extra` on them, alias `v`); its parameters are
-    `_ANSWERS_PARAMS` (then those of `extra`)."""
-    votes = connection.ops.quote_name(Vote._meta.db_table)
-    cases = " ".join(["WHEN %s THEN %s"] * len(ANSWER_MARKS))
-    code = f"v.option_id || CASE v.type {cases} END"
-    aggregate = f"string_agg({code}, ',')" if connection.vendor == "postgresql" else f"group_concat({code}, ',')"
-    kinds = ", ".join(["%s"] * len(ANSWER_MARKS))
-    return (f"COALESCE((SELECT {aggregate} FROM {votes} v "
-            f"WHERE v.participant_id = {participant} AND v.type IN ({kinds}){extra}), '')")
+def option_positions(poll: Poll) -> dict[str, int]:
+    """Each option of the poll (by id) -> its place in display order, from 0 (one query)."""
+    return {option_id: n for n, option_id in enumerate(Option.objects.filter(poll=poll).values_list("pk", flat=True))}
 
 
-_ANSWERS_PARAMS = [value for pair in ANSWER_MARKS.items() for value in pair] + list(ANSWER_MARKS)
+def _fresh_answers() -> tuple[str, str, str]:
+    """SQL computing each participant's answers from their votes (what `answers_text`
+    makes): `(head, source, expression)` for a statement `{head}... {table} AS p
+    [FROM|,] {source} ... WHERE p.poll_id = %s` whose `expression` is the answers of the
+    participant `p`; its parameters are the poll's id twice (the options', then the
+    participants'). Each participant's votes are read through their own index, whatever the
+    planner knows of the tables: joined as one set with the participants, freshly loaded
+    votes without statistics were planned as an aggregate over all of them per participant.
+    PostgreSQL looks each vote's option up in a JSON object made once, SQLite in the
+    options' positions (each materialized once)."""
+    q = connection.ops.quote_name
+    options, votes = q(Option._meta.db_table), q(Vote._meta.db_table)
+    order = ", ".join(q(Option._meta.get_field(name).column) for name in OPTION_ORDER)
+    positions = (f"SELECT id, {ANSWER_BASE} + {ANSWER_STRIDE} * (row_number() OVER (ORDER BY {order}) - 1) AS code "
+                 f"FROM {options} WHERE poll_id = %s")
+    offset = "CASE v.type " + " ".join(f"WHEN '{kind}' THEN {n}" for kind, n in ANSWER_OFFSETS.items()) + " END"
+    kinds = ", ".join(f"'{kind}'" for kind in ANSWER_OFFSETS)
+    if connection.vendor == "postgresql":
+        code = f"chr(CAST((codes.of ->> v.option_id)::int + {offset} AS integer))"
+        return (f"WITH codes AS MATERIALIZED (SELECT jsonb_object_agg(id, code) AS of FROM ({positions}) o) ", "codes",
+                f"COALESCE((SELECT string_agg({code}, '') FROM {votes} v "
+                f"WHERE v.participant_id = p.id AND v.type IN ({kinds})), '')")
+    return (f"WITH positions AS MATERIALIZED ({positions}) ", "",
+            f"COALESCE((SELECT group_concat(char(positions.code + {offset}), '') FROM {votes} v "
+            f"JOIN positions ON positions.id = v.option_id "
+            f"WHERE v.participant_id = p.id AND v.type IN ({kinds})), '')")
 
 
-def drop_answers(poll: Poll, option_ids: list[str]) -> None:
-    """Options of `poll` are about to be removed with their votes: the participants who
-    answered them keep their other answers (one statement, only their rows)."""
+def write_answers(poll: Poll) -> None:
+    """Every participant's answers of `poll` written afresh from their votes (one statement):
+    for after its options changed in a way that moved one's position (`update_poll`)."""
+    head, source, expression = _fresh_answers()
     table = connection.ops.quote_name(Participant._meta.db_table)
-    votes = connection.ops.quote_name(Vote._meta.db_table)
-    marks, kinds = ", ".join(["%s"] * len(option_ids)), ", ".join(["%s"] * len(ANSWER_MARKS))
     with statement_cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET answers = {_answers_sql(f'{table}.id', f' AND v.option_id NOT IN ({marks})')} "
-            f"WHERE poll_id = %s AND id IN "
-            f"(SELECT participant_id FROM {votes} WHERE option_id IN ({marks}) AND type IN ({kinds}))",
-            [*_ANSWERS_PARAMS, *option_ids, poll.pk, *option_ids, *ANSWER_MARKS],
-        )
+        cursor.execute(f"{head}UPDATE {table} AS p SET answers = {expression} {source and 'FROM ' + source} "
+                       f"WHERE p.poll_id = %s", [poll.pk, poll.pk])
 
 
 def count_votes(poll: Poll, added: list[tuple[str, str]] = (), removed: list[tuple[str, str]] = ()) -> None:
@@ -115,16 +131,14 @@ def _recount(poll_id: str) -> int:
 
 
 def _recount_answers(poll_id: str) -> int:
-    """The participants of the poll whose answers disagree with their votes, rebuilt (one
-    statement per thousand of them); how many there were."""
+    """The participants of the poll whose answers disagree with their votes, rebuilt; how
+    many there were."""
     table = connection.ops.quote_name(Participant._meta.db_table)
     with statement_cursor() as cursor:
-        cursor.execute(f"SELECT id, answers, {_answers_sql(f'{table}.id')} FROM {table} WHERE poll_id = %s",
-                       [*_ANSWERS_PARAMS, poll_id])
-        wrong = [pid for pid, stored, counted in cursor.fetchall()
-                 if sorted(filter(None, stored.split(","))) != sorted(filter(None, counted.split(",")))]
-        for start in range(0, len(wrong), 1000):
-            batch = wrong[start:start + 1000]
-            cursor.execute(f"UPDATE {table} SET answers = {_answers_sql(f'{table}.id')} "
-                           f"WHERE id IN ({', '.join(['%s'] * len(batch))})", [*_ANSWERS_PARAMS, *batch])
+        head, source, expression = _fresh_answers()
+        cursor.execute(f"{head}SELECT p.id, p.answers, {expression} FROM {table} AS p{source and ', ' + source} "
+                       f"WHERE p.poll_id = %s", [poll_id, poll_id])
+        wrong = [(counted, pid) for pid, stored, counted in cursor.fetchall() if sorted(stored) != sorted(counted)]
+        if wrong:
+            cursor.executemany(f"UPDATE {table} SET answers = %s WHERE id = %s", wrong)
     return len(wrong)

@@ -1,12 +1,15 @@
 """GET /v1/polls/{pollId}/participants and /participants/{participantId}: availability spans."""
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from polls import services
 from polls.models import Participant, Vote
+from polls.queries import ANSWER_BASE
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, stored_vote, time_poll_body
 
 
@@ -192,7 +195,62 @@ def test_answers_naming_an_option_no_longer_there_still_list(api, space):
     poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
     first, second = option_ids(poll)
     ann = respond(poll, "yes", "ifNeedBe", name="Ann")
-    Participant.objects.filter(pk=ann.pk).update(answers=f"gone,{second}+,{first}")
+    # Out of order, naming options past the last, and code points below the first answer's
+    # and past latin-1 (queries.ANSWER_OFFSETS): the second's ifNeedBe and the first's yes remain.
+    base = ANSWER_BASE
+    Participant.objects.filter(pk=ann.pk).update(answers=f"\u0400{chr(base + 3)}!{chr(base + 10)}{chr(base)}")
     listed = participants(api, poll)
     assert [p["availability"] for p in listed] == [participant(api, poll, ann.pk)["availability"]]
     assert len(listed[0]["availability"]) == 2
+
+
+def test_the_list_follows_options_added_before_others_rescheduled_and_removed(api, space):
+    """Answers name options by their place in display order (queries.ANSWER_OFFSETS): every
+    change of options that moves one writes them again, and the list always agrees with
+    each participant's own answer (read from the votes)."""
+    poll = make_poll(space, date_poll_body("2030-01-02", "2030-01-04", "2030-01-06"))
+    first, second, third = option_ids(poll)
+    ann = respond(poll, "yes", "ifNeedBe", "no", name="Ann")
+    bob = respond(poll, None, "yes", "ifNeedBe", name="Bob")
+
+    def listed() -> list[list[str]]:
+        data = participants(api, poll)
+        assert [p["availability"] for p in data] == [participant(api, poll, pk)["availability"] for pk in (ann.pk, bob.pk)]
+        assert services.recount_tallies(poll=poll) == 0
+        return [[s["start"][:10] + ("?" if s["modifiers"] else "") for s in p["availability"]] for p in data]
+
+    def options(*days: tuple[str | None, int]) -> None:
+        services.update_poll(poll=poll, options=[{"date": date(2030, 1, day), **({"id": pk} if pk else {})}
+                                                 for pk, day in days])
+
+    assert listed() == [["2030-01-02", "2030-01-04?"], ["2030-01-04", "2030-01-06?"]]
+    options((None, 1), (first, 2), (second, 4), (third, 6))  # one before every other
+    assert listed() == [["2030-01-02", "2030-01-04?"], ["2030-01-04", "2030-01-06?"]]
+    new = option_ids(poll)[0]
+    services.update_response(participant=bob, votes={new: "yes"})
+    assert listed() == [["2030-01-02", "2030-01-04?"], ["2030-01-01", "2030-01-04", "2030-01-06?"]]
+    options((new, 1), (first, 8), (second, 4), (third, 6))  # the first moved past the others
+    assert listed() == [["2030-01-04?", "2030-01-08"], ["2030-01-01", "2030-01-04", "2030-01-06?"]]
+    options((new, 1), (first, 8), (third, 6))  # one removed
+    assert listed() == [["2030-01-08"], ["2030-01-01", "2030-01-06?"]]
+    # One added last moves none: nothing is written again (no UPDATE of the participants).
+    with CaptureQueriesContext(connection) as queries:
+        options((new, 1), (first, 8), (third, 6), (None, 9))
+    assert [q["sql"] for q in queries.captured_queries if q["sql"].startswith("INSERT")]  # the option, the event
+    assert not [q["sql"] for q in queries.captured_queries if "polls_participant" in q["sql"]]
+    assert listed() == [["2030-01-08"], ["2030-01-01", "2030-01-06?"]]
+
+
+def test_a_poll_of_more_options_than_one_byte_names_lists_every_answer(api, space, settings):
+    """Past 103 options an answer's code point is past latin-1 (queries.ANSWER_OFFSETS)."""
+    settings.MAX_POLL_OPTIONS = 130
+    days = [(date(2030, 1, 1) + timedelta(days=n)).isoformat() for n in range(130)]
+    poll = make_poll(space, date_poll_body(*days))
+    votes = [None] * 130
+    votes[0], votes[103], votes[104], votes[129] = "yes", "ifNeedBe", "yes", "ifNeedBe"
+    ann = respond(poll, *votes, name="Ann")
+    assert max(map(ord, Participant.objects.get(pk=ann.pk).answers)) > 255
+    listed = participants(api, poll)
+    assert [p["availability"] for p in listed] == [participant(api, poll, ann.pk)["availability"]]
+    assert [(s["start"][:10], s["modifiers"]) for s in listed[0]["availability"]] == [
+        (days[0], []), (days[103], ["ifNeedBe"]), (days[104], []), (days[129], ["ifNeedBe"])]

@@ -14,6 +14,7 @@ from django.db.models import Count
 
 from polls import services
 from polls.models import Option, Participant, Poll, Tally, Vote
+from polls.queries import ANSWER_BASE
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond
 from polls.tests.tally_worker import PROCESSES, ROUNDS, THREADS
 from tests.hammer import BASE_DIR, release_together, shared_database
@@ -30,9 +31,12 @@ def tallies(poll) -> dict:
 
 
 def answers(poll) -> dict:
-    """Each participant's stored answers (`Participant.answers`), as a set."""
+    """Each participant's stored answers (`Participant.answers`), as a set of option ids,
+    each followed by `+` for ifNeedBe."""
+    ids = option_ids(poll)
     rows = Participant.objects.filter(poll=poll).values_list("pk", "answers")
-    return {pk: set(filter(None, text.split(","))) for pk, text in rows}
+    return {pk: {ids[(ord(code) - ANSWER_BASE) // 2] + ("", "+")[(ord(code) - ANSWER_BASE) % 2] for code in text}
+            for pk, text in rows}
 
 
 def from_votes(poll) -> dict:
@@ -117,7 +121,8 @@ def test_recount_repairs_answers_written_behind_the_services_back(space):
     first, second = option_ids(poll)
     ann = respond(poll, "yes", "no", name="Ann")
     bob = respond(poll, "no", "ifNeedBe", name="Bob")
-    Participant.objects.filter(pk=ann.pk).update(answers=f"{second},gone")
+    # The second option's yes and an option past the last.
+    Participant.objects.filter(pk=ann.pk).update(answers=chr(ANSWER_BASE + 2) + chr(ANSWER_BASE + 9))
     Vote.objects.filter(participant=bob, option_id=first).update(type="yes")  # a tally wrong twice, an answer once
     assert _command("recount", poll.pk) == {"pollId": poll.pk, "repaired": 4}
     assert answers(poll) == from_votes(poll) == {ann.pk: {first}, bob.pk: {first, second + "+"}}
@@ -184,14 +189,17 @@ def test_the_migrations_fill_the_tallies_and_answers_of_existing_polls(space):
 
     poll = make_poll(space, date_poll_body("2030-03-01", "2030-03-02"))
     first, second = option_ids(poll)
-    respond(poll, "yes", "no", name="Ann")
-    respond(poll, "yes", None, name="Bob")
+    ann = respond(poll, "yes", "no", name="Ann").pk
+    bob = respond(poll, "yes", "ifNeedBe", name="Bob").pk
+    executor = MigrationExecutor(connection)
+    executor.migrate([("polls", "0009_scheduled_option_index_partial")])  # answers as option ids
+    stored = dict(Participant.objects.filter(poll=poll).values_list("pk", "answers"))
+    assert {pk: set(text.split(",")) for pk, text in stored.items()} == {ann: {first}, bob: {first, second + "+"}}
     Tally.objects.all().delete()  # as before the tallies existed
     executor = MigrationExecutor(connection)
     executor.migrate([("polls", "0003_comment")])
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
-    assert tallies(poll) == recounted(poll) == {(first, "yes"): 2, (second, "no"): 1}
-    ann, bob = Participant.objects.filter(poll=poll).order_by("name").values_list("pk", flat=True)
-    assert answers(poll) == from_votes(poll) == {ann: {first}, bob: {first}}
+    assert tallies(poll) == recounted(poll) == {(first, "yes"): 2, (second, "no"): 1, (second, "ifNeedBe"): 1}
+    assert answers(poll) == from_votes(poll) == {ann: {first}, bob: {first, second + "+"}}
     assert participant_count(poll) == (2, 2)
