@@ -3,38 +3,37 @@ poll's display order (polls.queries.ANSWER_OFFSETS), instead of option ids joine
 what `manage.py polls recount` computes (polls/services/tallies.py), written out here as it
 is today."""
 
+from importlib import import_module
+
 from django.db import migrations
 
 _ORDER = "date, start_time, duration, id"
 
 
 def by_position(apps, schema_editor):
+    """Each option's code (48 + 2 x its place in its poll's display order) in a table of its
+    own with an index, then each participant's votes read through their own index: a plan
+    that stays linear whatever the planner knows of the tables."""
     postgresql = schema_editor.connection.vendor == "postgresql"
     character, aggregate = ("chr", "string_agg") if postgresql else ("char", "group_concat")
-    code = "CAST(48 + 2 * positions.n + CASE v.type WHEN 'yes' THEN 0 WHEN 'ifNeedBe' THEN 1 END AS integer)"
+    offset = "CASE v.type WHEN 'yes' THEN 0 WHEN 'ifNeedBe' THEN 1 END"
     with schema_editor.connection.cursor() as cursor:
         cursor.execute(
-            f"WITH positions AS (SELECT id, row_number() OVER (PARTITION BY poll_id ORDER BY {_ORDER}) - 1 AS n "
-            "FROM polls_option), "
-            f"coded AS (SELECT v.participant_id AS id, {aggregate}({character}({code}), '') AS answers "
-            "FROM polls_vote v JOIN positions ON positions.id = v.option_id "
-            "WHERE v.type IN ('yes', 'ifNeedBe') GROUP BY v.participant_id) "
-            "UPDATE polls_participant SET answers = COALESCE(fresh.answers, '') "
-            "FROM (SELECT p.id, coded.answers FROM polls_participant p LEFT JOIN coded ON coded.id = p.id) AS fresh "
-            "WHERE fresh.id = polls_participant.id"
+            "CREATE TEMPORARY TABLE answer_codes AS SELECT id, "
+            f"48 + 2 * (row_number() OVER (PARTITION BY poll_id ORDER BY {_ORDER}) - 1) AS code FROM polls_option"
         )
-
-
-def by_option_id(apps, schema_editor):
-    """Back to 0005's format: option ids, `+` for ifNeedBe, joined by commas."""
-    connection = schema_editor.connection
-    code = "v.option_id || CASE WHEN v.type = 'ifNeedBe' THEN '+' ELSE '' END"
-    aggregate = f"string_agg({code}, ',')" if connection.vendor == "postgresql" else f"group_concat({code}, ',')"
-    with connection.cursor() as cursor:
+        cursor.execute("CREATE UNIQUE INDEX answer_codes_id ON answer_codes (id)")
+        cursor.execute("ANALYZE answer_codes")
         cursor.execute(
-            f"UPDATE polls_participant SET answers = COALESCE((SELECT {aggregate} FROM polls_vote v "
+            f"UPDATE polls_participant SET answers = COALESCE((SELECT {aggregate}({character}(CAST(c.code + {offset} AS integer)), '') "
+            "FROM polls_vote v JOIN answer_codes c ON c.id = v.option_id "
             "WHERE v.participant_id = polls_participant.id AND v.type IN ('yes', 'ifNeedBe')), '')"
         )
+        cursor.execute("DROP TABLE answer_codes")
+
+
+# Back to 0005's format (option ids, `+` for ifNeedBe, joined by commas): 0005's own fill.
+by_option_id = import_module("polls.migrations.0005_participant_answers").fill_answers
 
 
 class Migration(migrations.Migration):
