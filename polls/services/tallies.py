@@ -47,7 +47,8 @@ def _fresh_answers() -> tuple[str, str, str]:
     planner knows of the tables: joined as one set with the participants, freshly loaded
     votes without statistics were planned as an aggregate over all of them per participant.
     PostgreSQL looks each vote's option up in a JSON object made once, SQLite in the
-    options' positions (each materialized once)."""
+    options' positions (made once: a window function keeps SQLite from folding them into
+    the subquery; no MATERIALIZED, which SQLite before 3.35 refuses)."""
     q = connection.ops.quote_name
     options, votes = q(Option._meta.db_table), q(Vote._meta.db_table)
     order = ", ".join(q(Option._meta.get_field(name).column) for name in OPTION_ORDER)
@@ -60,7 +61,7 @@ def _fresh_answers() -> tuple[str, str, str]:
         return (f"WITH codes AS MATERIALIZED (SELECT jsonb_object_agg(id, code) AS of FROM ({positions}) o) ", "codes",
                 f"COALESCE((SELECT string_agg({code}, '') FROM {votes} v "
                 f"WHERE v.participant_id = p.id AND v.type IN ({kinds})), '')")
-    return (f"WITH positions AS MATERIALIZED ({positions}) ", "",
+    return (f"WITH positions AS ({positions}) ", "",
             f"COALESCE((SELECT group_concat(char(positions.code + {offset}), '') FROM {votes} v "
             f"JOIN positions ON positions.id = v.option_id "
             f"WHERE v.participant_id = p.id AND v.type IN ({kinds})), '')")
