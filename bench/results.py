@@ -107,7 +107,7 @@ def main() -> None:
         "selector": {
             "poll_results": timed(lambda: selectors.poll_results(selectors.get_poll(space, poll.pk)), args.repeat),
             "participant_rows": timed(
-                lambda: selectors.participant_rows(selectors.get_poll(space, poll.pk)), max(5, args.repeat // 3)
+                lambda: selectors.participant_rows(selectors.get_poll(space, poll.pk).pk), max(5, args.repeat // 3)
             ),
         },
     }

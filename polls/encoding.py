@@ -20,7 +20,9 @@ answers every participant in one response (20,000 participants x 100 options is 
 whole in memory, and never as one dict per participant and span.
 
 Each span's JSON is made once per option and vote type and shared by every participant who
-gave that vote; a participant's answers come as one string of a character per answer
+gave that vote, and kept by each process while the poll's `updated_at` is unchanged
+(`answer_spans`; the poll's row comes with the key, `selectors.poll_rider`): a list read
+again costs the participants' query alone. A participant's answers come as one string of a character per answer
 (`Participant.answers`, read by `selectors.participant_rows`), whose code points, sorted,
 are the spans' indexes in display order (queries.ANSWER_OFFSETS). The JSON value is the
 one `presenters.participant` gives for each participant (the shape `presenters.Participant`)
@@ -34,7 +36,6 @@ from django.conf import settings
 
 from core.rows import Kept
 from polls import presenters, selectors
-from polls.models import Poll
 from polls.queries import ANSWER_BASE
 from polls.selectors import AVAILABLE_TYPES
 from polls.spans import option_span, span_data
@@ -46,6 +47,8 @@ CHUNK = 500  # participants per piece of the body
 _POLLS_KEPT = Kept(4096)
 #: Encoded results each process keeps (about 0.2 KB an option; core.rows.Kept).
 _RESULTS_KEPT = Kept(1024)
+#: The participant list's spans each process keeps (about 0.2 KB an option; core.rows.Kept).
+_SPANS_KEPT = Kept(256)
 
 
 def encoded_polls(rows: list, options_of: Callable[[list[str]], dict[str, tuple]]) -> list[orjson.Fragment]:
@@ -76,15 +79,28 @@ def encoded_results(row, tallies: list, options_of: Callable[[list[str]], dict[s
     return _RESULTS_KEPT.made([(row.id, (row, frozenset(tallies)))], make)[0]
 
 
-def participants_json(poll: Poll, rows: list[tuple]) -> Iterator[bytes]:
-    """`{"data": [Participant, ...]}` in pieces, for a poll from `get_poll` (options loaded)
-    and its `selectors.participant_rows`."""
-    # An answer's code point (queries.ANSWER_OFFSETS) -> its span's JSON: indexes below
-    # ANSWER_BASE and past the last option are never used (`_codes`).
-    spans: list[bytes] = [b""] * ANSWER_BASE
-    for option in poll.options.all():
-        span = span_data(option_span(option.date, option.start_time, option.duration))
-        spans += [orjson.dumps({**span, "modifiers": modifiers}) for modifiers in AVAILABLE_TYPES.values()]
+def answer_spans(row, options_of: Callable[[list[str]], dict[str, tuple]]) -> tuple[bytes, ...]:
+    """What `participants_json` shows for each answer of a poll row (`selectors.poll_rider`):
+    by an answer's code point (queries.ANSWER_OFFSETS), the JSON of its option's span with
+    its modifiers; indexes below ANSWER_BASE are never used (`_codes`). From this process's
+    cache while the row's `updated_at` is the one they were made with (every change of
+    options moves it, as for `encoded_polls`), else made from the options `options_of([row.id])`
+    gives (one query)."""
+
+    def make(_) -> tuple[bytes, ...]:
+        spans: list[bytes] = [b""] * ANSWER_BASE
+        for option in options_of([row.id])[row.id]:
+            span = span_data(option_span(option.date, option.start_time, option.duration))
+            spans += [orjson.dumps({**span, "modifiers": modifiers}) for modifiers in AVAILABLE_TYPES.values()]
+        return tuple(spans)
+
+    return _SPANS_KEPT.made([(row.id, row.updated_at)], make)[0]
+
+
+def participants_json(spans: tuple[bytes, ...], rows: list[tuple]) -> Iterator[bytes]:
+    """`{"data": [Participant, ...]}` in pieces, for a poll's `answer_spans` and its
+    `selectors.participant_rows` (read after the spans, as the participants' answers name
+    the options by their place)."""
     last = len(spans) - 1
     yield b'{"data":['
     for start in range(0, len(rows), CHUNK):

@@ -190,11 +190,11 @@ _BY_POSITION = attrgetter("position")
 _PARTICIPANT_FIELDS = queries.PARTICIPANT_FIELDS
 
 
-def participant_rows(poll: Poll) -> list[tuple]:
-    """The participants of a poll from `get_poll`, oldest first, with their `yes` and
+def participant_rows(poll_id: str) -> list[tuple]:
+    """The participants of a live poll (`get_poll`, `poll_rider`), oldest first, with their `yes` and
     `ifNeedBe` answers in one string each (`queries.participant_answers`): one query reading
     no vote, for the participant list of any size (polls/encoding.py)."""
-    return queries.participant_answers(poll)
+    return queries.participant_answers(poll_id)
 
 
 def poll_participant(poll: Poll, participant_id: str) -> ParticipantRow | None:

@@ -184,6 +184,9 @@ class PollResultsView(ApiView):
 
 
 class ParticipantCollectionView(ApiView):
+    def read_with_key(self, request):
+        return selectors.poll_rider(self.kwargs["pollId"])
+
     @extend_schema(
         operation_id="listParticipants",
         summary="List a poll's participants",
@@ -194,9 +197,12 @@ class ParticipantCollectionView(ApiView):
         examples=examples.PARTICIPANTS,
     )
     def get(self, request, pollId):
-        poll = _get_poll(request, pollId)
-        rows = selectors.participant_rows(poll)
-        body = encoding.participants_json(poll, rows)
+        poll = request.auth.ridden  # selectors.poll_rider's row, read with the key (read_with_key)
+        if poll is None:
+            raise PollNotFound()
+        spans = encoding.answer_spans(poll, selectors.poll_options)
+        rows = selectors.participant_rows(poll.id)
+        body = encoding.participants_json(spans, rows)
         if len(rows) <= encoding.CHUNK:
             return HttpResponse(b"".join(body), content_type="application/json")
         # Streamed, a chunk of participants at a time. The rows are read: the connection goes
