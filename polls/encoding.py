@@ -22,9 +22,10 @@ whole in memory, and never as one dict per participant and span.
 Each span's JSON is made once per option and vote type and shared by every participant who
 gave that vote, and kept by each process while the poll's `updated_at` is unchanged
 (`answer_spans`; the poll's row comes with the key, `selectors.poll_rider`): a list read
-again costs the participants' query alone. A participant's answers come as one string of a character per answer
-(`Participant.answers`, read by `selectors.participant_rows`), whose code points, sorted,
-are the spans' indexes in display order (queries.ANSWER_OFFSETS). The JSON value is the
+again costs the participants' query alone. A participant's answers come as one string of
+a character per answer (`Participant.answers`, read by `selectors.participant_rows`),
+whose code points, sorted, are the spans' indexes in display order
+(queries.ANSWER_OFFSETS). The JSON value is the
 one `presenters.participant` gives for each participant (the shape `presenters.Participant`)
 (tested on the benches' fixtures, tests/test_bench_contract.py)."""
 
@@ -84,8 +85,8 @@ def answer_spans(row, options_of: Callable[[list[str]], dict[str, tuple]]) -> tu
     by an answer's code point (queries.ANSWER_OFFSETS), the JSON of its option's span with
     its modifiers; indexes below ANSWER_BASE are never used (`_codes`). From this process's
     cache while the row's `updated_at` is the one they were made with (every change of
-    options moves it, as for `encoded_polls`), else made from the options `options_of([row.id])`
-    gives (one query)."""
+    options moves it, as for `encoded_polls`), else made from the options
+    `options_of([row.id])` gives (one query)."""
 
     def make(_) -> tuple[bytes, ...]:
         spans: list[bytes] = [b""] * ANSWER_BASE

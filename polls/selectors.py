@@ -191,9 +191,9 @@ _PARTICIPANT_FIELDS = queries.PARTICIPANT_FIELDS
 
 
 def participant_rows(poll_id: str) -> list[tuple]:
-    """The participants of a live poll (`get_poll`, `poll_rider`), oldest first, with their `yes` and
-    `ifNeedBe` answers in one string each (`queries.participant_answers`): one query reading
-    no vote, for the participant list of any size (polls/encoding.py)."""
+    """The participants of a live poll (`get_poll`, `poll_rider`), oldest first, with their
+    `yes` and `ifNeedBe` answers in one string each (`queries.participant_answers`): one
+    query reading no vote, for the participant list of any size (polls/encoding.py)."""
     return queries.participant_answers(poll_id)
 
 
