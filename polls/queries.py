@@ -324,9 +324,9 @@ def _participants_sql(vendor: str) -> str:
 
 def participant_answers(poll_id: str) -> list[tuple]:
     """Every participant of the poll `poll_id`, oldest first, as rows `(id, name, email,
-    createdAt, answers)`: `createdAt` is the response's text of the instant (made by the database: in
-    Python, parsing and formatting 2,000 timestamps took a fifth of the list's time);
-    `answers` holds a character per `yes` and `ifNeedBe` vote (ANSWER_OFFSETS), in no
+    createdAt, answers)`: `createdAt` is the response's text of the instant (made by the
+    database: in Python, parsing and formatting 2,000 timestamps took a fifth of the list's
+    time); `answers` holds a character per `yes` and `ifNeedBe` vote (ANSWER_OFFSETS), in no
     particular order (`Participant.answers`, kept with the votes). One query reading one row
     per participant, never a vote."""
     with statement_cursor() as cursor:
