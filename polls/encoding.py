@@ -25,9 +25,9 @@ gave that vote, and kept by each process while the poll's `updated_at` is unchan
 again costs the participants' query alone. A participant's answers come as one string of
 a character per answer (`Participant.answers`, read by `selectors.participant_rows`),
 whose code points, sorted, are the spans' indexes in display order
-(queries.ANSWER_OFFSETS). The JSON value is the
-one `presenters.participant` gives for each participant (the shape `presenters.Participant`)
-(tested on the benches' fixtures, tests/test_bench_contract.py)."""
+(queries.ANSWER_OFFSETS). The JSON value is the one `presenters.participant` gives for each
+participant (the shape `presenters.Participant`) (tested on the benches' fixtures,
+tests/test_bench_contract.py)."""
 
 from collections.abc import Callable, Iterator
 from operator import itemgetter

@@ -116,10 +116,23 @@ class PollCollectionView(IdempotentCreate, ApiView):
         return self.create_idempotently(request, "createPoll", validate)
 
 
-class PollDetailView(ApiView):
+class PollReadView(ApiView):
+    """A view of one poll (`pollId`) whose `GET` reads the poll's row in the key's statement
+    (`selectors.poll_rider`, core.rows.Rider): one round trip for both."""
+
     def read_with_key(self, request):
         return selectors.poll_rider(self.kwargs["pollId"]) if request.method == "GET" else None
 
+    @staticmethod
+    def ridden_poll(request):
+        """The poll read with the key, or POLL_NOT_FOUND (none of the key's space, or deleted)."""
+        poll = request.auth.ridden
+        if poll is None:
+            raise PollNotFound()
+        return poll
+
+
+class PollDetailView(PollReadView):
     @extend_schema(
         operation_id="getPoll",
         summary="Get a poll",
@@ -131,9 +144,7 @@ class PollDetailView(ApiView):
         examples=examples.ONE,
     )
     def get(self, request, pollId):
-        poll = request.auth.ridden  # selectors.poll_rider's row, read with the key (read_with_key)
-        if poll is None:
-            raise PollNotFound()
+        poll = self.ridden_poll(request)
         return json_response({"data": encoding.encoded_polls([poll], selectors.poll_options)[0]})
 
     @extend_schema(
@@ -163,10 +174,7 @@ def _get_poll(request, poll_id: str) -> Poll:
 PARTICIPANT_ID = OpenApiParameter("participantId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Participant id.")
 
 
-class PollResultsView(ApiView):
-    def read_with_key(self, request):
-        return selectors.poll_rider(self.kwargs["pollId"])
-
+class PollResultsView(PollReadView):
     @extend_schema(
         operation_id="getPollResults",
         summary="Get a poll's results",
@@ -177,16 +185,11 @@ class PollResultsView(ApiView):
         examples=examples.RESULTS_EXAMPLES,
     )
     def get(self, request, pollId):
-        poll = request.auth.ridden  # selectors.poll_rider's row, read with the key (read_with_key)
-        if poll is None:
-            raise PollNotFound()
+        poll = self.ridden_poll(request)
         return json_response({"data": encoding.encoded_results(poll, selectors.poll_tallies(poll.id), selectors.poll_options)})
 
 
-class ParticipantCollectionView(ApiView):
-    def read_with_key(self, request):
-        return selectors.poll_rider(self.kwargs["pollId"])
-
+class ParticipantCollectionView(PollReadView):
     @extend_schema(
         operation_id="listParticipants",
         summary="List a poll's participants",
@@ -197,9 +200,7 @@ class ParticipantCollectionView(ApiView):
         examples=examples.PARTICIPANTS,
     )
     def get(self, request, pollId):
-        poll = request.auth.ridden  # selectors.poll_rider's row, read with the key (read_with_key)
-        if poll is None:
-            raise PollNotFound()
+        poll = self.ridden_poll(request)
         spans = encoding.answer_spans(poll, selectors.poll_options)
         rows = selectors.participant_rows(poll.id)
         body = encoding.participants_json(spans, rows)
