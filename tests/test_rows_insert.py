@@ -219,3 +219,43 @@ def test_many_rows_go_as_json_where_json_carries_every_value_exactly(space):
         assert outcome(rows.insert, **values) == expected, values
         if connection.vendor == "postgresql":
             assert expected[0] is not None and expected[1] == 0, values
+
+
+@pytest.mark.django_db
+def test_rows_document_is_the_loops_document(space, monkeypatch):
+    """On PostgreSQL `_inserts` makes a JSON document of the instances' own `__dict__`s where
+    every value is one its loop passes as it is (`_document`): the same rows as the loop's
+    document, and the loop's own way wherever a value or an attribute is otherwise."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the JSON document is PostgreSQL's")
+    import json
+
+    at = datetime(2031, 3, 4, 7, 6, 7, 123456, tzinfo=timezone(timedelta(hours=2)))
+    poll = _poll(space, title="Ünïcode ☃", status=Poll.Status.CLOSED, created_at=at, updated_at=at, past_at=at,
+                 conferencing={"url": "https://meet.example/x", "n": [1, None, True, {"k": "☃"}]})
+    options = [Option(poll=poll, date=date(2031, 1, 2)), Option(poll=poll, start_time=at, duration=45)]
+    event = Event(space=space, type="poll.created", poll_id=poll.pk, data={"poll": {"id": poll.pk}}, body="{}")
+
+    def documents(objects) -> list:
+        [(sql, params)] = rows._inserts(objects, connection)
+        assert "json_populate_recordset" in sql
+        return json.loads(params[0])
+
+    for objects in ([poll], options, [event]):
+        fast = documents(objects)
+        with monkeypatch.context() as patched:
+            patched.setattr(rows, "_document", lambda objects, plan: None)
+            loop = documents(objects)
+        assert [{key: value for key, value in row.items() if key != "_state"} for row in fast] == loop
+        assert all(row["_state"] is None for row in fast)
+
+    # The loop decides for what the document's checks refuse, making the same rows or its
+    # arrays: a naive timestamp, a day given as text, an attribute beside the columns.
+    plan = rows._document_plan(Option)
+    naive = Option(poll=poll, start_time=datetime(2031, 1, 2, 3, 4), duration=5)
+    text_day = Option(poll=poll, date="2031-01-02")
+    extra = Option(poll=poll, date=date(2031, 1, 3))
+    extra.note = "not a column"
+    for odd in (naive, text_day, extra):
+        assert rows._document([options[0], odd], plan) is None
+    assert rows._document(options, plan) is not None
