@@ -459,7 +459,7 @@ def _document_plan(model) -> tuple | None:
     attributes (`_AS_IS`) with whether each holds text; per other column `(attname, kind)`.
     None where a column goes through its field (`_FIELD`), a JSONField has an encoder of its
     own, or an attribute is not named as its column: `_inserts`' loop decides then."""
-    columns = _insert_plan(model, "postgresql")[2]
+    columns = _insert_plan(model, connection.vendor)[2]  # the same columns on every backend
     plain = [(attname, isinstance(field, _TEXT_FIELDS)) for attname, field, kind in columns if kind is _AS_IS]
     if len(plain) < 2 or any(kind is _FIELD or kind is _JSON and field.encoder is not None or attname != field.column
                              for attname, field, kind in columns):
