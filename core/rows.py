@@ -377,7 +377,7 @@ _KINDS = {
     # the field's own preparation comes to for them)
     models.JSONField: _JSON,
 }
-_AS_IS_VALUES = {str, int, bool, type(None)}
+_AS_IS_VALUES = frozenset({str, int, bool, type(None)})  # what the loop (and `_document`) passes as it is
 _JSON_EXACT = {str, int, bool, type(None), date}  # and more: `_json_exact`
 _IN_DOCUMENTS = {str, int, bool, type(None)}  # in a JSONField's dict or list: `_document_exact`
 
@@ -469,7 +469,6 @@ def _document_plan(model) -> tuple | None:
 
 
 _TEXT_FIELDS = (models.CharField, models.TextField)  # EmailField is a CharField
-_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 def _document(objects: list, plan) -> str | None:
@@ -490,9 +489,9 @@ def _document(objects: list, plan) -> str | None:
         values = obj.__dict__
         if len(values) != width + 1:  # the columns and `_state`, each column's key its name
             return None
-        if not _PLAIN.issuperset(map(type, plain(values))):
+        if not _AS_IS_VALUES.issuperset(map(type, plain(values))):
             for text, value in zip(texts, plain(values)):
-                if type(value) not in _PLAIN and not (text and _text_choice(value)):
+                if type(value) not in _AS_IS_VALUES and not (text and _text_choice(value)):
                     return None
         for attname, kind in others:
             value = values[attname]
