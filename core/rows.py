@@ -377,9 +377,10 @@ _KINDS = {
     # the field's own preparation comes to for them)
     models.JSONField: _JSON,
 }
-_AS_IS_VALUES = frozenset({str, int, bool, type(None)})  # what the loop (and `_document`) passes as it is
-_JSON_EXACT = {str, int, bool, type(None), date}  # and more: `_json_exact`
-_IN_DOCUMENTS = {str, int, bool, type(None)}  # in a JSONField's dict or list: `_document_exact`
+# What the loop (and `_document`) passes as it is; also what a JSONField's dict or list may
+# hold for JSON to carry it exactly (`_document_exact`).
+_AS_IS_VALUES = frozenset({str, int, bool, type(None)})
+_JSON_EXACT = _AS_IS_VALUES | {date}  # and more: `_json_exact`
 
 
 def _json_exact(value) -> bool:
@@ -407,7 +408,7 @@ def _document_exact(value) -> bool:
         return all(type(key) is str and _document_exact(item) for key, item in value.items())
     if kind is list:
         return all(map(_document_exact, value))
-    return kind in _IN_DOCUMENTS
+    return kind in _AS_IS_VALUES
 
 
 def _unwrapped(value):
