@@ -3,7 +3,8 @@ request and the queued fan-out's mark on every write (Celery).
 
 `Commands` sends a command on a connection of redis-py's own (its parser, timeouts, TLS,
 Unix sockets, AUTH and SELECT on connect), taken from a pool of this object's, and reads
-the reply. redis-py's client wraps each command in its retry, event and metrics layers, and
+the reply, at once (`run`, `script`) or when the caller asks for it (`send`,
+`send_script`: the limiter's count runs while the request validates its body). redis-py's client wraps each command in its retry, event and metrics layers, and
 its pool polls each connection it lends for unread data; under gevent that poll goes through
 gevent's emulation of `poll`. The limiter's `EVALSHA` cost 85 to 88 us of CPU through
 redis-py's `Script`, 39 to 43 us here (a loop under gevent, 2026-11-26).
@@ -47,26 +48,33 @@ class Commands:
 
     def run(self, *args):
         """The reply of one command; redis-py's exceptions on failure."""
-        connection = self._lend()
-        try:
-            connection.send_packed_command(connection.pack_command(*args), check_health=False)
-            reply = connection.read_response()
-        except redis.ResponseError:
-            self._give_back(connection)  # an error reply, read whole
-            raise
-        except BaseException:
-            connection.disconnect()  # a reply may still be on its way: never lent again
-            raise
-        self._give_back(connection)
-        return reply
+        return self.send(*args).read()
+
+    def send(self, *args) -> "Reply":
+        """Sends one command; its reply is read later (`Reply.read`), so that the caller's own
+        work runs while the server answers. The connection is the reply's until it is read:
+        read it on every path (a reply never read keeps its connection out of the pool)."""
+        return Reply(self, self._sent(args))
 
     def script(self, script: "Script", keys: Sequence, args: Sequence):
         """Run a Lua script by its digest; when the server does not have it (a new or
         restarted Redis), by its text, which also loads it for the next calls."""
+        return self.send_script(script, keys, args).read()
+
+    def send_script(self, script: "Script", keys: Sequence, args: Sequence) -> "Reply":
+        """`script`, its reply read later (`send`)."""
+        return Reply(self, self._sent(("EVALSHA", script.sha, len(keys), *keys, *args)),
+                     by_text=("EVAL", script.text, len(keys), *keys, *args))
+
+    def _sent(self, args):
+        """A connection on which the command `args` was sent."""
+        connection = self._lend()
         try:
-            return self.run("EVALSHA", script.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            return self.run("EVAL", script.text, len(keys), *keys, *args)
+            connection.send_packed_command(connection.pack_command(*args), check_health=False)
+        except BaseException:
+            connection.disconnect()  # part of the command may have gone: never lent again
+            raise
+        return connection
 
     def _lend(self):
         while self._idle:
@@ -91,6 +99,34 @@ def shared(url: str, timeout: float) -> Commands:
     """The process's one `Commands` for this server and timeout, whoever sends on it (the
     limiter's script, the version tokens, the fan-out's marks): one pool of warm connections."""
     return Commands(url, timeout=timeout)
+
+
+class Reply:
+    """A command sent (`Commands.send`), whose reply is read once."""
+
+    __slots__ = ("_commands", "_connection", "_by_text")
+
+    def __init__(self, commands: Commands, connection, by_text: tuple | None = None):
+        self._commands, self._connection, self._by_text = commands, connection, by_text
+
+    def read(self):
+        """The reply; redis-py's exceptions on failure. A script the server did not have
+        (`send_script`) runs again by its text."""
+        connection, self._connection = self._connection, None
+        if connection is None:
+            raise RuntimeError("this reply was read already")
+        try:
+            reply = connection.read_response()
+        except redis.ResponseError as error:
+            self._commands._give_back(connection)  # an error reply, read whole
+            if isinstance(error, NoScriptError) and self._by_text is not None:
+                return self._commands.run(*self._by_text)
+            raise
+        except BaseException:
+            connection.disconnect()  # a reply may still be on its way: never lent again
+            raise
+        self._commands._give_back(connection)
+        return reply
 
 
 class Script:

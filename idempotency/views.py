@@ -26,6 +26,7 @@ class IdempotentCreate:
     """A mixin of `core.api.views.ApiView` subclasses whose POST creates a resource."""
 
     body_methods = ("post",)
+    counted_late = ("post",)  # read after validating the body (`create_idempotently`)
 
     def create_idempotently(
         self, request, operation: str, validate: Callable[[dict], Callable[[], dict]]
@@ -44,6 +45,7 @@ class IdempotentCreate:
             )
         body = self.json_body(request)
         create = validate(body)
+        self.counted(request)  # the limiter's answer, counted while the body was validated
         if key is None:
             return json_response(create(), status=201)
         try:

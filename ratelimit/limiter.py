@@ -1,4 +1,5 @@
-"""Per-space rate limiting: the one entry point (`consume`), which the API's throttle calls.
+"""Per-space rate limiting: the one entry point (`consume`, or `start` to read its answer
+later), which the API's throttle calls.
 
 Two fixed windows per space (`RATELIMIT_PER_MINUTE` per minute, `RATELIMIT_PER_DAY` per
 day, or the space's `LimitOverride`), shared by every key and endpoint of the space, checked
@@ -7,13 +8,14 @@ uses up no quota. The store unreachable: fail closed.
 """
 
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 from core.versions import Versions
 from ratelimit import windows
 from ratelimit.stores import StoreUnavailable, get_store
 
-__all__ = ["Decision", "StoreUnavailable", "consume", "now_ms"]
+__all__ = ["Decision", "StoreUnavailable", "consume", "now_ms", "start"]
 
 
 def now_ms() -> int:
@@ -35,10 +37,22 @@ def consume(space, versions: Versions | None = None) -> Decision:
     (ratelimit.throttling) answers 429 or 503. `versions` (Redis only): the version tokens a
     cached read of the request was made with, checked in the same round trip; `Stale`, and
     nothing counted, when one changed (spaces.keycache)."""
+    return start(space, versions)()
+
+
+def start(space, versions: Versions | None = None) -> Callable[[], Decision]:
+    """`consume`, its answer read later: counts (with Redis, sends the count) and returns the
+    function that gives the `Decision`, raising as `consume` does, so that the caller's own
+    work runs while Redis answers."""
     now = now_ms()
     store = get_store()
-    outcome = store.hit(space.pk, now, versions) if versions else store.hit(space.pk, now)
-    headers = windows.headers(outcome, now)
-    if not outcome.allowed:
-        return Decision(False, headers, windows.retry_after(outcome, now))
-    return Decision(True, headers)
+    outcome = store.start_hit(space.pk, now, versions) if versions else store.start_hit(space.pk, now)
+
+    def decision() -> Decision:
+        counted = outcome()
+        headers = windows.headers(counted, now)
+        if not counted.allowed:
+            return Decision(False, headers, windows.retry_after(counted, now))
+        return Decision(True, headers)
+
+    return decision

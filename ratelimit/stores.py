@@ -22,6 +22,7 @@ it and both stores agree. A store that cannot answer raises `StoreUnavailable`.
 import functools
 import logging
 import sqlite3
+from collections.abc import Callable
 
 import redis
 from django.conf import settings
@@ -142,20 +143,31 @@ class RedisStore:
         """Count one request of the space. `versions`: the version tokens a cached read of
         the request was made with (core.versions), checked first: `Stale`, and nothing
         counted, when one changed."""
+        return self.start_hit(space_id, now_ms, versions)()
+
+    def start_hit(self, space_id: str, now_ms: int, versions: Versions | None = None) -> Callable[[], Outcome]:
+        """`hit`, its answer read later: sends the count and returns the function that reads
+        its outcome (or raises as `hit` does)."""
         keys = [self.key(space_id), *(versions.names if versions else ())]
         args = [now_ms, *default_limits(), MINUTE * 1000, DAY * 1000, OVERRIDE_CACHE_SECONDS * 1000,
                 *(versions.tokens if versions else ())]
         with _unavailable_on(redis.RedisError):
-            result = self.script(keys=keys, args=args)
-            if result[0] == -1:
-                override = _override(space_id)
-                result = self.script(keys=keys, args=[*args, *("" if v is None else v for v in override)])
-        if result[0] == -2:
-            raise Stale(Versions(versions.names, tuple(token.decode() if isinstance(token, bytes) else token
-                                                         for token in result[1:])))
-        counted, *state = result
-        minute, day = _windows(now_ms, state[0:3], state[3:6])
-        return Outcome(allowed=counted == 1, minute=minute, day=day)
+            reply = self.commands.send_script(_SCRIPT, keys, args)
+
+        def outcome() -> Outcome:
+            with _unavailable_on(redis.RedisError):
+                result = reply.read()
+                if result[0] == -1:
+                    override = _override(space_id)
+                    result = self.script(keys=keys, args=[*args, *("" if v is None else v for v in override)])
+            if result[0] == -2:
+                raise Stale(Versions(versions.names, tuple(token.decode() if isinstance(token, bytes) else token
+                                                             for token in result[1:])))
+            counted, *state = result
+            minute, day = _windows(now_ms, state[0:3], state[3:6])
+            return Outcome(allowed=counted == 1, minute=minute, day=day)
+
+        return outcome
 
     def hit_key(self, key: str, now_ms: int, limits: tuple[int, int]) -> Outcome:
         """Count one request of a key that is not a space, against the caller's limits: the
@@ -239,6 +251,11 @@ class DatabaseStore:
 
     def hit(self, space_id: str, now_ms: int) -> Outcome:
         return self._upsert(space_id, now_ms, default_limits(), keyed=False)
+
+    def start_hit(self, space_id: str, now_ms: int) -> Callable[[], Outcome]:
+        """`hit`, counted now (the statement is the request's to wait for either way)."""
+        outcome = self.hit(space_id, now_ms)
+        return lambda: outcome
 
     def hit_key(self, key: str, now_ms: int, limits: tuple[int, int]) -> Outcome:
         return self._upsert(key, now_ms, limits, keyed=True)

@@ -2,22 +2,26 @@
 so DRF's own order of checks is the contract's: authentication (400/401), permissions
 (403 SPACE_NOT_PRO), then this (429/503)."""
 
+from collections.abc import Callable
+from typing import NoReturn
+
 from django.conf import settings
 from rest_framework.throttling import BaseThrottle
 
 from core import metrics
 from core.api import errors
 from core.versions import Versions
-from ratelimit.limiter import StoreUnavailable, consume
+from ratelimit.limiter import StoreUnavailable, start
 
 
 class SpaceRateThrottle(BaseThrottle):
     def allow_request(self, request, view) -> bool:
-        # A refusal is the 429 or 503 envelope with its headers; on success the RateLimit-*
-        # headers go on the response (core.api.views.ApiView.finalize_response).
+        # Counts the request; the answer (the RateLimit-* headers, or the 429 or 503 envelope
+        # with its headers) is read by core.api.views.ApiView.counted: at once, or after the
+        # handler validated its body (ApiView.counted_late), while Redis answers.
         # A key read from this process's cache (spaces.keycache) is checked here too: `Stale`
-        # goes up to core.api.views.ApiView, which reads it again from the database.
-        request.ratelimit_headers = check(request.auth.space, getattr(request.auth, "versions", None))
+        # comes with the answer, and ApiView reads the key again from the database.
+        request.count_answer = start_check(request.auth.space, getattr(request.auth, "versions", None))
         return True
 
 
@@ -26,17 +30,35 @@ def check(space, versions: Versions | None = None) -> dict[str, str]:
     (429, with Retry-After and the RateLimit-* headers) when a window is exhausted,
     `ServiceUnavailable` (503, Retry-After only) when the store fails, `Stale` (nothing
     counted) when `versions` are not the current ones."""
+    return start_check(space, versions)()
+
+
+def start_check(space, versions: Versions | None = None) -> Callable[[], dict[str, str]]:
+    """`check`, its answer read later: counts (with Redis, sends the count) and returns the
+    function that gives the headers or raises as `check` does."""
     try:
-        decision = consume(space, versions)
+        decision = start(space, versions)
     except StoreUnavailable:
-        metrics.ratelimit_store_failed()
-        raise errors.ServiceUnavailable(
-            "The rate-limit service is unavailable; try again later.",
-            headers={"Retry-After": str(settings.RATELIMIT_UNAVAILABLE_RETRY_AFTER)},
-        ) from None
-    if not decision.allowed:
-        raise errors.RateLimitExceeded(
-            "Rate limit exceeded for this space; see Retry-After.",
-            headers={"Retry-After": str(decision.retry_after), **decision.headers},
-        )
-    return decision.headers
+        _unavailable()
+
+    def answer() -> dict[str, str]:
+        try:
+            counted = decision()
+        except StoreUnavailable:
+            _unavailable()
+        if not counted.allowed:
+            raise errors.RateLimitExceeded(
+                "Rate limit exceeded for this space; see Retry-After.",
+                headers={"Retry-After": str(counted.retry_after), **counted.headers},
+            )
+        return counted.headers
+
+    return answer
+
+
+def _unavailable() -> NoReturn:
+    metrics.ratelimit_store_failed()
+    raise errors.ServiceUnavailable(
+        "The rate-limit service is unavailable; try again later.",
+        headers={"Retry-After": str(settings.RATELIMIT_UNAVAILABLE_RETRY_AFTER)},
+    ) from None

@@ -58,7 +58,7 @@ def test_429s_and_503s_are_counted_by_cause(client, api, settings, monkeypatch):
     def down(*args, **kwargs):
         raise stores.StoreUnavailable("down")
 
-    monkeypatch.setattr(stores.get_store().__class__, "hit", down)
+    monkeypatch.setattr(stores.get_store().__class__, "start_hit", down)  # what the limiter calls
     assert api.get("/v1/polls").status_code == 503
     monkeypatch.undo()
     settings.MAINTENANCE_MODE = True

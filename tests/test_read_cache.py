@@ -146,6 +146,23 @@ def test_a_revoked_key_a_ban_and_a_lapsed_subscription_are_seen_at_once(make_spa
     assert api.get(path).status_code == 401
 
 
+def test_a_create_with_a_key_revoked_since_it_was_cached_is_refused_whatever_its_body(make_space):
+    # A create reads the limiter's answer, and with it the news of the change, after
+    # validating its body (core.api.views.ApiView.counted_late): the key's error comes first.
+    from conftest import Api
+
+    space, raw = make_space()
+    api = Api(raw)
+    warm(api, f"/v1/polls/{create_poll(api)}")
+    assert api.post("/v1/polls", {"title": "Cached", "kind": "date", "options": [{"date": "2030-01-01"}]}).status_code == 201
+    space_services.revoke_key(key=ApiKey.objects.get(space=space))
+    for body in ({"title": "", "kind": "date", "options": []}, {"title": "Late", "kind": "date", "options": [{"date": "2030-01-01"}]}):
+        refused = api.post("/v1/polls", body)
+        assert (refused.status_code, refused.body["error"]["code"]) == (401, "UNAUTHORIZED")
+        assert "RateLimit-Remaining" not in refused
+    assert Poll.objects.filter(space=space).count() == 2
+
+
 def test_a_key_that_expires_is_refused_from_that_moment(api, space, time_machine):
     from datetime import timedelta
 

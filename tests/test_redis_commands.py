@@ -37,6 +37,19 @@ def test_a_script_missing_on_the_server_is_run_by_its_text_and_then_by_its_diges
     assert commands.script(script, [key], [10]) == 12
 
 
+def test_a_reply_read_later_holds_its_connection_until_then_and_is_read_once(key):
+    commands = Commands(URL, timeout=1)
+    commands.run("SET", key, "v")
+    script = Script(f"return redis.call('GET', KEYS[1]) .. ARGV[1] -- {key} later")  # new to the server
+    pending, sent = commands.send("GET", key), commands.send_script(script, [key], ["!"])
+    assert commands._idle == []  # both connections are their replies' until read
+    assert commands.run("APPEND", key, "w") == 2  # a third connection meanwhile
+    assert (pending.read(), sent.read()) == (b"v", b"vw!")  # in any order; the script by its text
+    assert len(commands._idle) == 3
+    with pytest.raises(RuntimeError, match="read already"):
+        pending.read()
+
+
 def test_an_error_reply_is_raised_and_leaves_the_connection_usable(key):
     commands = Commands(URL, timeout=1)
     commands.run("SET", key, "not a hash")

@@ -4,7 +4,8 @@ It fixes the order of checks the contract prescribes: route and method (404), ma
 (503), Authorization header (400), key (401), Pro subscription (403), rate limit (429/503),
 then the endpoint itself (a query parameter the operation does not have, or a body where
 the operation documents none: 400). Rate-limit headers are added to every response the
-limiter saw.
+limiter saw. A create validates its body while the limiter counts the request and reads
+its answer before anything else (`counted_late`): the same order of answers.
 """
 
 from django.conf import settings
@@ -35,6 +36,10 @@ class ApiView(APIView):
     #: Handler methods whose operation documents a request body; any other refuses one (even
     #: an ignored body would let a client believe it was used: `{"secret": ...}` on a rotation).
     body_methods: tuple[str, ...] = ()
+    #: Handler methods that read the rate limiter's answer themselves (`counted`), after
+    #: validating their body and before anything else, so that Redis counts the request while
+    #: they validate; any other handler runs once the answer is read.
+    counted_late: tuple[str, ...] = ()
 
     def initial(self, request, *args, **kwargs):
         method = request.method.lower()
@@ -45,21 +50,47 @@ class ApiView(APIView):
                 "The service is down for maintenance.",
                 headers={"Retry-After": str(settings.MAINTENANCE_RETRY_AFTER)},
             )
-        # Authentication, permissions, then throttles (the rate limit: settings.REST_FRAMEWORK).
+        # Authentication, permissions, then throttles (the rate limit: settings.REST_FRAMEWORK),
+        # whose count is read now or by the handler (`counted_late`).
+        super().initial(request, *args, **kwargs)
+        if method not in self.counted_late:
+            self.counted(request)
+        # Django parses a query string into a QueryDict on first use: not for an empty one.
+        if method not in self.query_methods and request.META.get("QUERY_STRING") and request.query_params:
+            raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
+        if method not in self.body_methods and _has_body(request):
+            raise errors.ValidationFailed("body: this operation takes no body")
+
+    def counted(self, request) -> None:
+        """Reads the rate limiter's answer to the request, which the throttle counted during
+        `initial`: its RateLimit-* headers for the response, or the 429 or 503 raised. Read
+        once; nothing to read for a public view or a request refused before the throttle."""
+        answer = getattr(request, "count_answer", None)
+        if answer is None:
+            return
+        request.count_answer = None
         try:
-            super().initial(request, *args, **kwargs)
+            request.ratelimit_headers = answer()
         except Stale as stale:
             # The key came from this process's cache and something it depends on changed
             # since (spaces.keycache); the limiter counted nothing. The same checks again,
             # on the rows read now, after the tokens the limiter returned.
             request._request.fresh_versions = stale.current
             del request._user, request._auth
-            super().initial(request, *args, **kwargs)
-        # Django parses a query string into a QueryDict on first use: not for an empty one.
-        if method not in self.query_methods and request.META.get("QUERY_STRING") and request.query_params:
-            raise errors.ValidationFailed("; ".join(f"{name}: unknown field" for name in request.query_params))
-        if method not in self.body_methods and _has_body(request):
-            raise errors.ValidationFailed("body: this operation takes no body")
+            super().initial(request, *self.args, **self.kwargs)
+            answer, request.count_answer = request.count_answer, None
+            request.ratelimit_headers = answer()
+
+    def handle_exception(self, exc):
+        # Refused before the handler read the limiter's answer (`counted_late`: a body that
+        # is not valid): the answer first, as if the handler had waited for it, so that a
+        # 429 or 503 (or, on a stale cached key, the key's own error) is the response.
+        if getattr(self.request, "count_answer", None) is not None:
+            try:
+                self.counted(self.request)
+            except Exception as refused:  # noqa: BLE001 - any answer the checks give instead
+                exc = refused
+        return super().handle_exception(exc)
 
     def read_with_key(self, request) -> Rider | RowsRider | None:
         """A read of this request's to make in the key lookup's statement, one round trip
@@ -77,7 +108,9 @@ class ApiView(APIView):
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        # Set by the throttle on the requests it counted.
+        if getattr(request, "count_answer", None) is not None:
+            raise RuntimeError(f"{type(self).__name__}: the handler never read the limiter's answer (counted)")
+        # Set by `counted` on the requests the throttle counted.
         for name, value in getattr(request, "ratelimit_headers", {}).items():
             response[name] = value
         return response

@@ -7,6 +7,8 @@ import time
 import pytest
 import redis
 
+from polls.models import Poll
+from polls.tests.factories import date_poll_body
 from ratelimit.stores import RedisStore
 from ratelimit.tests.conftest import closed_port_url, limit_headers
 from tests.redisproc import start_redis
@@ -37,12 +39,19 @@ def test_a_redis_that_never_answers_gives_503_within_the_timeout(api, settings):
         started = time.monotonic()
         assert_unavailable(api.get("/v1/polls"))
         assert 0.2 <= time.monotonic() - started < 1
+        started = time.monotonic()
+        assert_unavailable(api.post("/v1/polls", {"title": "x"}))  # the answer read after validating
+        assert_unavailable(api.post("/v1/polls", date_poll_body("2030-01-02")))
+        assert 0.4 <= time.monotonic() - started < 2
+    assert not Poll.objects.exists()
 
 
 def test_an_error_answer_gives_503_and_the_next_good_answer_200(api, space, redis_store, redis_client):
     key = RedisStore.key(space.pk)
     redis_client.set(key, "not a hash")  # every command of the script on it fails: WRONGTYPE
     assert_unavailable(api.get("/v1/polls"))
+    assert_unavailable(api.post("/v1/polls", date_poll_body("2030-01-02")))
+    assert not Poll.objects.filter(space=space).exists()
     redis_client.delete(key)
     r = api.get("/v1/polls")
     assert (r.status_code, r["RateLimit-Remaining"]) == (200, "59")

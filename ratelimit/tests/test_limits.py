@@ -6,6 +6,8 @@ from django.db import connection
 from django.test import Client
 
 from conftest import Api
+from polls.models import Poll
+from polls.tests.factories import date_poll_body
 from ratelimit import services, sqlite_counters
 from ratelimit.limiter import consume
 from ratelimit.stores import OVERRIDE_CACHE_SECONDS
@@ -126,6 +128,20 @@ def test_errors_of_the_endpoint_carry_the_headers_and_count(api, clock):
     r = api.get("/v1/polls/AAAAAAAAAAAA")
     assert (r.status_code, r.body["error"]["code"]) == (404, "POLL_NOT_FOUND")
     assert limit_headers(r) == {"Policy": POLICY, "Limit": "60", "Remaining": "57", "Reset": "60"}
+
+
+def test_a_create_past_the_limit_is_refused_whatever_its_body_and_creates_nothing(api, space, clock, settings):
+    # A create reads the limiter's answer after validating its body (ApiView.counted_late):
+    # the answer still comes first.
+    settings.RATELIMIT_PER_MINUTE = 1
+    assert api.get("/v1/polls").status_code == 200
+    for body in ({"title": "", "kind": "date", "options": []}, date_poll_body("2030-01-02")):
+        r = api.post("/v1/polls", body)
+        assert (r.status_code, r.body["error"]["code"], r["Retry-After"]) == (429, "RATE_LIMIT_EXCEEDED", "60")
+        assert limit_headers(r)["Remaining"] == "0"
+    r = api.post("/v1/webhooks", {"url": 7}, headers={"Idempotency-Key": "k"})
+    assert (r.status_code, r.body["error"]["code"]) == (429, "RATE_LIMIT_EXCEEDED")
+    assert not Poll.objects.filter(space=space).exists()
 
 
 def test_responses_sent_before_the_limiter_carry_no_headers_and_count_nothing(api, space, make_space, settings, clock):
