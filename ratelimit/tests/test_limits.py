@@ -217,3 +217,21 @@ def test_the_limiter_costs_one_statement_on_the_embedded_store_and_no_query_with
         with django_assert_num_queries(1 if store == "embedded" and not on_counters_file else 0):
             assert consume(space).allowed is allowed
         assert len(statements) == (1 if on_counters_file else 0)
+
+
+def test_a_create_view_that_never_reads_the_answer_fails_loudly(space_and_key, clock):
+    # A handler in `counted_late` must read the limiter's answer before anything else; one
+    # that forgets would act on a request the limiter may refuse: an error, never a 201.
+    from django.test.client import RequestFactory
+    from rest_framework.response import Response
+
+    from polls.views import PollCollectionView
+
+    class Forgetful(PollCollectionView):
+        def post(self, request):
+            return Response({"data": "made"}, status=201)
+
+    request = RequestFactory().post("/v1/polls", data=b"{}", content_type="application/json",
+                                    HTTP_AUTHORIZATION=f"Bearer {space_and_key[1]}")
+    with pytest.raises(RuntimeError, match="never read the limiter's answer"):
+        Forgetful.as_view()(request)
