@@ -25,17 +25,12 @@ class SpaceRateThrottle(BaseThrottle):
         return True
 
 
-def check(space, versions: Versions | None = None) -> dict[str, str]:
-    """Count one API request of `space`; its RateLimit-* headers. Raises `RateLimitExceeded`
-    (429, with Retry-After and the RateLimit-* headers) when a window is exhausted,
-    `ServiceUnavailable` (503, Retry-After only) when the store fails, `Stale` (nothing
-    counted) when `versions` are not the current ones."""
-    return start_check(space, versions)()
-
-
 def start_check(space, versions: Versions | None = None) -> Callable[[], dict[str, str]]:
-    """`check`, its answer read later: counts (with Redis, sends the count) and returns the
-    function that gives the headers or raises as `check` does."""
+    """Count one API request of `space` (with Redis, send the count); returns the function
+    that reads the answer: the RateLimit-* headers, or raises `RateLimitExceeded` (429, with
+    Retry-After and the RateLimit-* headers) when a window is exhausted, `ServiceUnavailable`
+    (503, Retry-After only) when the store fails, `Stale` (nothing counted) when `versions`
+    are not the current ones."""
     try:
         decision = start(space, versions)
     except StoreUnavailable:

@@ -86,9 +86,11 @@ class ApiView(APIView):
         # is not valid): the answer first, as if the handler had waited for it, so that a
         # 429 or 503 (or, on a stale cached key, the key's own error) is the response.
         if getattr(self.request, "count_answer", None) is not None:
+            # Whatever reading it raises is the response instead: a 429 or 503, the key's
+            # 401 or 403 when it was read again, a database error while reading it.
             try:
                 self.counted(self.request)
-            except Exception as refused:  # noqa: BLE001 - any answer the checks give instead
+            except Exception as refused:  # noqa: BLE001 - each of those, not a subset
                 exc = refused
         return super().handle_exception(exc)
 
