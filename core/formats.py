@@ -25,17 +25,29 @@ DATE_TIME_PATTERN = r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\
 # re.ASCII: `\d` as in the JSON Schema patterns, 0-9 only; fullmatch, since `$` alone
 # would allow a final "\n".
 _DATE, _CLOCK, _DATE_TIME = (re.compile(pattern, re.ASCII) for pattern in (DATE_PATTERN, CLOCK_PATTERN, DATE_TIME_PATTERN))
+# The forms of DATE_TIME_PATTERN that `datetime.fromisoformat` reads as it is.
+_USUAL_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z?", re.ASCII)
+
+
+# Two- and three-digit fields of an instant, written once: a lookup each, where `%02d`
+# formats through the generic integer path (twelve instants in a new poll's answer).
+_TWO_DIGITS = tuple(f"{number:02d}" for number in range(100))
+_THREE_DIGITS = tuple(f"{number:03d}" for number in range(1000))
 
 
 def instant(value: datetime) -> str:
     """`YYYY-MM-DDTHH:MM:SS.sssZ`: UTC, milliseconds (truncated), `Z` (never `+00:00`), as
-    `isoformat(timespec="milliseconds")` of the UTC value writes them, in printf style: in
-    about 60 % of its time (`isoformat` formats through `PyUnicode_FromFormat`). The year
-    always has four digits (`strftime("%Y")` drops leading zeros on some platforms)."""
+    `isoformat(timespec="milliseconds")` of the UTC value writes them, from the fields'
+    digits written once (`%`-formatting seven integers took 8.5k instructions of its 11k; a
+    lookup per field, 5k). The year always has four digits (`strftime("%Y")` drops leading
+    zeros on some platforms)."""
     if value.tzinfo is not UTC:
         value = value.astimezone(UTC)
-    return "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ" % (
-        value.year, value.month, value.day, value.hour, value.minute, value.second, value.microsecond // 1000)
+    year, two = value.year, _TWO_DIGITS
+    return (
+        f"{year if year >= 1000 else f'{year:04d}'}-{two[value.month]}-{two[value.day]}"
+        f"T{two[value.hour]}:{two[value.minute]}:{two[value.second]}.{_THREE_DIGITS[value.microsecond // 1000]}Z"
+    )
 
 
 def parse_date(text) -> date:
@@ -61,6 +73,16 @@ def parse_clock(text) -> time:
 def parse_date_time(text) -> datetime:
     """RFC 3339 date-time, seconds kept and fractions dropped: an aware datetime with `Z`
     or an offset, a naive one (wall clock or floating time) without."""
+    if isinstance(text, str) and _USUAL_DATE_TIME.fullmatch(text):
+        # The usual forms, whole seconds in UTC or on a wall clock, checked by a pattern
+        # without groups: 10.2k -> 6.2k instructions a value, ten in a new poll's body.
+        try:
+            value = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError("must be an RFC 3339 date-time") from None
+        if not _MIN_YEAR <= value.year <= _MAX_YEAR:
+            raise ValueError(RANGE_MESSAGE)
+        return value
     match = _DATE_TIME.fullmatch(text) if isinstance(text, str) else None
     if not match:
         raise ValueError("must be an RFC 3339 date-time")

@@ -31,6 +31,13 @@ def test_instant_is_isoformat_in_utc_with_milliseconds():
     assert instant(datetime(2031, 3, 4, 7, 6, 7, 123999, tzinfo=timezone(timedelta(hours=2)))) == "2031-03-04T05:06:07.123Z"
 
 
+@settings(max_examples=2000, deadline=None)
+@given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30),
+                    timezones=st.sampled_from([UTC, timezone(timedelta(hours=-3, minutes=-30)), ZoneInfo("Asia/Tokyo")])))
+def test_instant_matches_isoformat_for_any_value(value):
+    assert instant(value) == reference(value)
+
+
 def _parsed_field_by_field(text: str):
     """What parse_date_time gave for every form before its fast path for `Z` and wall clocks
     (2026-11-28): each field read with int() (core.formats._by_fields, still its reading of
