@@ -1,7 +1,12 @@
 """The strict JSON request parser and content handling: every refusal is a precise
 VALIDATION_ERROR that stores nothing."""
 
+import json
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rest_framework.exceptions import ParseError
 
 from polls.models import Poll
 
@@ -70,3 +75,63 @@ def test_non_ascii_text_round_trips(api):
     r = api.post("/v1/polls", {"title": "Café 🍰 — 会議", "kind": "date", "options": [{"date": "2026-12-01"}]})
     assert r.status_code == 201 and r.body["data"]["title"] == "Café 🍰 — 会議"
     assert "Café 🍰".encode() in r.content  # UTF-8, not \\u escapes
+
+
+# --- orjson's reading against the standard parser's ------------------------------------------
+
+_KEYS = st.sampled_from(["a", "b", "a:b", ":", "title", "\u00e9", "k\\u003a"])
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8),
+    st.sampled_from(["2026-12-01T09:00:00Z", "a:b:c", "\ud800", "\\u003a"]),
+)
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4),
+    # A list of members written out as they come: a key may be there twice.
+    st.lists(st.tuples(_KEYS, inner), max_size=4).map(lambda members: ("object", members)),
+), max_leaves=20)
+
+
+def _written(value, escape: bool) -> str:
+    """JSON text of `value`, where ("object", members) is an object written member by member
+    (duplicates kept), strings escaped or not, with a little whitespace."""
+    if isinstance(value, tuple):
+        return "{" + ", ".join(f"{_written(key, escape)} :{_written(item, escape)}" for key, item in value[1]) + "}"
+    if isinstance(value, list):
+        return "[ " + ",".join(_written(item, escape) for item in value) + "]"
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=escape)
+        return text.replace(":", "\\u003a") if escape and ":" in value and len(value) % 2 else text
+    return json.dumps(value)
+
+
+def _outcome(read, raw: bytes):
+    try:
+        return "value", json.dumps(read(raw))  # order, types (true is not 1) and values
+    except ParseError as error:
+        return "refused", str(error.detail)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_VALUES, st.booleans(), st.sampled_from(["", " ", "\n"]))
+def test_the_quick_reading_is_the_standard_one(value, escape, padding):
+    from core.api.parsers import _loads_standard, loads_strict
+
+    try:
+        raw = (padding + _written(value, escape) + padding).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate written raw: not UTF-8, as no client can send it
+        raw = (padding + _written(value, True) + padding).encode("utf-8")
+    assert _outcome(loads_strict, raw) == _outcome(_loads_standard, raw)
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"a": 1, "a": 2}', b'{"a": "x:y", "a": "z"}', b'{"a": {"b": 1, "b": 1}}', b'[{"a": 1}, {"a": 1, "a": 1}]',
+    b'{"a\\u003a": 1, "a\\u003a": 2}', b'{"a": "\\u003a", "a": 2}', b'{"n": 123456789012345678901234567890}',
+    b'[1234567890123456789, 18446744073709551616]', b'{"n": 1.5}', b'{"n": 1e400}', b'{"s": "\\ud800"}',
+    b'{"\\ud800": 1}', b"[" * 70 + b"]" * 70, b'{"a": ' * 70 + b"1" + b"}" * 70, b"[" * 300 + b"]" * 300,
+    b'{"t": "2026-12-01T09:00:00Z", "u": "a:b"}', b"\xef\xbb\xbf{}", b'"\xff"',
+])
+def test_the_quick_reading_on_its_edges(raw):
+    from core.api.parsers import _loads_standard, loads_strict
+
+    assert _outcome(loads_strict, raw) == _outcome(_loads_standard, raw)

