@@ -162,12 +162,16 @@ def _time_options(
     in_utc: dict[int, datetime] = {}  # start instant -> a slot's start that is that instant in UTC already
     for index, slot in enumerate(slots):
         minutes = slot.duration or duration
-        _check_duration(f"options[{index}]", minutes)
+        if type(minutes) is not int or not MIN_DURATION <= minutes <= MAX_DURATION:
+            _check_duration(f"options[{index}]", minutes)  # names the option only when it is wrong
         start = slot.start
         if start.tzinfo is None:  # wall clock in the poll's zone, or floating
             start = wall_clock_to_utc(start.date(), start.time(), zone)
         seconds = int(start.timestamp())
-        starts.setdefault(minutes, set()).add(seconds)
+        instants = starts.get(minutes)
+        if instants is None:
+            instants = starts[minutes] = set()
+        instants.add(seconds)
         if start.tzinfo is UTC and not start.microsecond:
             in_utc[seconds] = start
     if generators:

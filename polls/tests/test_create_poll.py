@@ -36,6 +36,11 @@ def test_typed_arguments_make_the_poll_with_the_model_defaults(space):
     ({"kind": "time", "dates": [date(2030, 1, 1)]}, "a time poll has time slots, not dates"),
     ({"kind": "time", "slots": [TimeSlot(datetime(2030, 1, 1, 9))], "duration": 1441},
      "options[0]: the duration must be 15-1440 minutes"),
+    ({"kind": "time", "slots": [TimeSlot(datetime(2030, 1, 1, 9)), TimeSlot(datetime(2030, 1, 1, 10), 10)],
+      "duration": 30}, "options[1]: the duration must be 15-1440 minutes"),
+    ({"kind": "time", "slots": [TimeSlot(datetime(2030, 1, 1, 9), True)]}, "options[0]: the duration must be 15-1440"),
+    ({"kind": "time", "slots": [TimeSlot(datetime(2030, 1, 1, 9))]},
+     "duration: required because options[0] has no duration of its own"),
     ({"kind": "time", "slots": [TimeSlot(datetime(2030, 1, 1, 9))], "time_zone": "Mars/Olympus"}, "timeZone:"),
     ({"kind": "date", "dates": [date(2030, 1, 1)], "title": " "}, "title: required"),
 ])
