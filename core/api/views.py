@@ -9,6 +9,7 @@ its answer before anything else (`counted_late`): the same order of answers.
 """
 
 from django.conf import settings
+from rest_framework.exceptions import APIException
 from rest_framework.views import APIView
 
 from core.api import errors
@@ -86,11 +87,12 @@ class ApiView(APIView):
         # is not valid): the answer first, as if the handler had waited for it, so that a
         # 429 or 503 (or, on a stale cached key, the key's own error) is the response.
         if getattr(self.request, "count_answer", None) is not None:
-            # Whatever reading it raises is the response instead: a 429 or 503, the key's
-            # 401 or 403 when it was read again, a database error while reading it.
+            # What reading it raises is the response instead: a 429 or 503, or the key's 401
+            # or 403 when it was read again. Anything else (a database error while reading
+            # it) leaves from here, as DRF's own handling would re-raise it.
             try:
                 self.counted(self.request)
-            except Exception as refused:  # noqa: BLE001 - each of those, not a subset
+            except APIException as refused:
                 exc = refused
         return super().handle_exception(exc)
 
