@@ -108,7 +108,7 @@ def _connect(db, database: str, name: str) -> Connection:
         when_unlocked(raw, raw.execute, "PRAGMA journal_mode = WAL")
         raw.execute("PRAGMA synchronous = NORMAL")  # as the service's database (docs/rate-limits.md)
         _create_tables(raw)  # first: BEGIN IMMEDIATE would take every attached database's write lock too
-        raw.execute("ATTACH DATABASE ? AS service", (database,))
+        when_unlocked(raw, raw.execute, "ATTACH DATABASE ? AS service", (database,))
     except BaseException:
         raw.close()
         raise
@@ -143,7 +143,10 @@ def _tables_sql() -> list[str]:
 def _create_tables(raw: Connection) -> None:
     statements = _tables_sql()
     version = zlib.crc32("\n".join(statements).encode()) & 0x7FFFFFFF
-    if raw.execute("PRAGMA main.user_version").fetchone()[0] == version:
+    # Every statement that reads a file waits while it is locked, this one too: a file just
+    # made, opened by several processes at once, is locked while one of them recovers its
+    # WAL (SQLITE_BUSY_RECOVERY), and a 503 would answer the request that found it so.
+    if when_unlocked(raw, _run, raw, "PRAGMA main.user_version", ())[0][0] == version:
         return
     when_unlocked(raw, raw.execute, "BEGIN IMMEDIATE")
     try:
