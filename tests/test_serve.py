@@ -15,8 +15,16 @@ ROOT = Path(__file__).resolve().parents[1]
 def start(env: dict, log_path: Path) -> subprocess.Popen:
     # A session of its own, like a terminal's foreground job: killpg reaches what Ctrl-C would.
     log = open(log_path, "w")
-    return subprocess.Popen(["bin/serve"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    # With SIGINT caught here, bin/serve starts with it at its default, as from a terminal. A
+    # test run started in the background of a script (`cmd &`) has SIGINT ignored, and a shell
+    # that starts with a signal ignored can neither trap nor restore it: bin/serve would never
+    # hear the Ctrl-C this test sends.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(["bin/serve"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def wait_ready(process, port: int, log_path: Path) -> None:
