@@ -134,25 +134,29 @@ def test_the_webhook_task_a_request_caused_logs_with_its_trace_id(local_urls, re
 
 def test_celery_worker_and_beat_log_json_lines(tmp_path):
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
-    env.update(CELERY_BROKER_URL="memory://", LOG_LEVEL="INFO", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    env.update(CELERY_BROKER_URL="memory://", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
                DJANGO_SETTINGS_MODULE="config.settings",
                # Run as root (CI), the worker warns so before it loads the project and its log
                # settings; that one plain line is not the service's to format.
                PYTHONWARNINGS="ignore:You're running the worker with superuser privileges")
     celery = [sys.executable, "-m", "celery", "-A", "config"]
+    # Each is stopped once it has logged that it is running. Beat logs "Starting..." before it
+    # opens its schedule file, and a SIGTERM while it opens it makes Celery build a second
+    # scheduler from its signal handler and die with a plain traceback (Celery's, not the log
+    # settings'): beat is waited for until its first tick, which it logs at DEBUG only.
     commands = {
-        "worker": [*celery, "worker", "--pool", "solo", "--loglevel", "INFO", "--without-heartbeat", "--without-mingle",
-                   "--without-gossip"],
-        "beat": [*celery, "beat", "--loglevel", "INFO", "--schedule", str(tmp_path / "beat-schedule")],
+        "worker": ([*celery, "worker", "--pool", "solo", "--without-heartbeat", "--without-mingle", "--without-gossip"],
+                   "INFO", "ready."),
+        "beat": ([*celery, "beat", "--schedule", str(tmp_path / "beat-schedule")], "DEBUG",
+                 "beat: Ticking with max interval"),
     }
-    for name, command in commands.items():
+    for name, (command, level, ready) in commands.items():
         log = tmp_path / f"{name}.log"
         with open(log, "w") as err:
-            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err,
-                                       start_new_session=True)
+            process = subprocess.Popen(command, cwd=ROOT, env={**env, "LOG_LEVEL": level}, stdout=subprocess.DEVNULL,
+                                       stderr=err, start_new_session=True)
         try:
             deadline = time.monotonic() + 60
-            ready = "ready." if name == "worker" else "beat: Starting..."
             while ready not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.2)
         finally:
