@@ -35,6 +35,12 @@ logger = logging.getLogger("service.webhooks")
 # SQLite, where the loop records the outcomes, it also bounds what a crash re-sends: at
 # most the attempts made and not yet recorded, so at most this many per sender.
 CLAIMS_PER_SENDER = 3
+# While every sender still has a claim in hand, a sender finishing wakes the loop for a pass
+# only once at least this share of the claims in hand has come back: each pass records the
+# outcomes handed over and claims as many again, a dozen statements whatever their number,
+# so under a backlog a pass per one or two attempts kept the loop's thread busier than the
+# senders (the process's ceiling is one core).
+REFILL_SHARE = 0.5
 # How often the idle embedded dispatcher on SQLite checks whether another process committed.
 CHANGE_CHECK_SECONDS = 0.01
 # After a pass that fanned out events, the embedded dispatcher on SQLite looks for the next
@@ -80,6 +86,9 @@ return 1
 
 _running: "Dispatcher | None" = None
 _wake = threading.Event()
+# Set with `_wake` by everything but a sender handing over a result: work was committed in
+# this process, or the loop is told to stop. The idle loop always answers it at once.
+_work = threading.Event()
 
 
 def _celery() -> bool:
@@ -98,6 +107,7 @@ def work_waiting(sender, *, event_id: str | None = None, delivery_id: str | None
 
 
 def wake() -> None:
+    _work.set()
     _wake.set()
 
 
@@ -105,6 +115,13 @@ def wait(timeout: float) -> bool:
     """Block until woken or `timeout` seconds pass; True if woken. Clears the flag."""
     woken = _wake.wait(timeout)
     _wake.clear()
+    return woken
+
+
+def _work_woke() -> bool:
+    """Whether `wake` was called since the last look (a sender's hand-over does not count)."""
+    woken = _work.is_set()
+    _work.clear()
     return woken
 
 
@@ -238,13 +255,11 @@ class Dispatcher:
         try:
             while not stop.is_set():
                 try:
-                    busy = self.tick(pool, stop)
+                    self.tick(pool, stop)
                     self.heartbeat()
                 except Exception:  # noqa: BLE001 - e.g. the database restarting: try again
                     logger.exception("webhook dispatcher tick failed")
-                    busy = False
-                if not busy:
-                    self.idle()
+                self.idle()
         finally:
             pool.shutdown(wait=True)
             try:
@@ -254,26 +269,27 @@ class Dispatcher:
             _running = None
             db.connections.close_all()
 
-    def tick(self, pool: ThreadPoolExecutor, stop: threading.Event) -> bool:
-        """One pass; True if there may be more work right away."""
+    def tick(self, pool: ThreadPoolExecutor, stop: threading.Event) -> None:
+        """One pass: record what the senders handed over, fan out, claim as many as there is
+        room for. Then the loop waits (`idle`): the room comes back with the results."""
         db.close_old_connections()
+        _work.clear()  # this pass sees what was committed so far; a later `wake` sets it again
         self._seen_version = _data_version()  # before reading: a commit from now on wakes `idle`
         services.finish(self._collect())
         events, due = queries.work_waiting(timezone.now())
         if not (events or due):
-            return False  # most wake-ups on SQLite: another process committed something else
+            return  # most wake-ups on SQLite: another process committed something else
         if events:
             self._fanned_out_at = time.monotonic()
         made = services.fan_out() if events else []
         services.finish(self._collect())  # what ended meanwhile: a crash would send it again
         room = self.threads * CLAIMS_PER_SENDER - self._outstanding
         if room <= 0 or not (due or made):
-            return False  # a sender finishing wakes the loop; or nothing to claim
+            return  # a sender handing over its result wakes the loop; or nothing to claim
         claims = services.claim_due(limit=room)
         for claim in claims:
             self._outstanding += 1
             pool.submit(self._attempt, claim, stop)
-        return len(claims) == room
 
     def heartbeat(self) -> None:
         """Record that the loop turns, at most every HEARTBEAT_SECONDS (a loop stuck in a
@@ -285,17 +301,24 @@ class Dispatcher:
         self._beat_at = now
 
     def idle(self) -> None:
-        """Wait up to `poll_seconds` for a reason to look again."""
-        if self._seen_version is None:
-            wait(self.poll_seconds)
-            return
+        """Wait up to `poll_seconds` for a reason to look again: work committed in this
+        process, enough results handed over (`_refill_due`), or on SQLite another process's
+        commit (checked every CHANGE_CHECK_SECONDS, after the fan-out's batch window)."""
         deadline = time.monotonic() + self.poll_seconds
         batching_until = self._fanned_out_at + FAN_OUT_BATCH_SECONDS
-        while time.monotonic() < deadline:
-            if wait(CHANGE_CHECK_SECONDS):
+        sqlite = self._seen_version is not None
+        while (left := deadline - time.monotonic()) > 0:
+            if wait(min(CHANGE_CHECK_SECONDS, left) if sqlite else left) and (_work_woke() or self._refill_due()):
                 return
-            if time.monotonic() >= batching_until and _data_version() != self._seen_version:
+            if sqlite and time.monotonic() >= batching_until and _data_version() != self._seen_version:
                 return
+
+    def _refill_due(self) -> bool:
+        """Whether the results handed over are worth a pass: a sender may be out of claims
+        (fewer unfinished claims than senders), or REFILL_SHARE of the claims came back."""
+        returned = self._results.qsize()
+        unfinished = self._outstanding - returned
+        return unfinished < self.threads or returned >= self.threads * CLAIMS_PER_SENDER * REFILL_SHARE
 
     def _attempt(self, claim: services.Claim, stop: threading.Event) -> None:
         """In a sender thread: make the attempt, unless the loop is stopping or the claim
@@ -314,7 +337,7 @@ class Dispatcher:
             logger.exception("webhook attempt failed unexpectedly", extra={"delivery": claim.delivery.pk})
         finally:
             self._results.put(result)
-            wake()
+            _wake.set()  # the loop decides whether it is worth a pass (`_refill_due`)
 
     @staticmethod
     def _record(result: services.Result) -> services.Result | None:

@@ -1,10 +1,11 @@
-"""The embedded dispatcher's look for work, the fan-out's reads and write, and the look for
-due deliveries before a claim as hand-written statements (core.rows): on SQLite every
-commit of another process (each API request's rate-limit counter among them) wakes the
-dispatcher, and under a stream of writes it fans out a batch every few tens of
-milliseconds, as Celery's fan-out tasks do; building the ORM's SQL for those statements
-cost several times more than running them (docs/performance.md). Each is tested against
-the ORM query it stands for. Everything else in webhooks uses the ORM."""
+"""The embedded dispatcher's look for work, the fan-out's reads and write, and the claim of
+due deliveries as hand-written statements (core.rows): on SQLite every commit of another
+process (each API request's rate-limit counter among them) wakes the dispatcher, under a
+stream of writes it fans out a batch every few tens of milliseconds, as Celery's fan-out
+tasks do, and under a backlog it claims a batch whenever half its senders' claims came
+back; building the ORM's SQL for those statements cost several times more than running
+them (docs/performance.md). Each is tested against the ORM query it stands for.
+Everything else in webhooks uses the ORM."""
 
 import functools
 from datetime import datetime
@@ -18,6 +19,7 @@ from webhooks.models import Delivery, Endpoint, Event
 
 _EVENT, _DELIVERY = Table(Event, "e"), Table(Delivery, "d")
 _ENDPOINT, _SPACE, _PRO = Table(Endpoint, "n"), Table(Space, "ns"), Table(Subscription, "np")
+_CLAIMED = (_DELIVERY, _EVENT, _ENDPOINT, _SPACE, _PRO)
 _LISTENER = Table(Endpoint, "ln")  # an alias of its own: it rides on the key lookup (core.rows.Rider)
 
 
@@ -72,6 +74,77 @@ def deliveries_due(now: datetime, delivery_id: str | None = None) -> bool:
 
 
 @functools.cache
+def _claimable_sql(vendor: str, one: bool) -> str:
+    only = f" AND {_DELIVERY.column('id')} = %s" if one else ""
+    lock = " FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
+    return (f"SELECT {_DELIVERY.column('id')}, {_DELIVERY.column('claimed_until')} FROM {_DELIVERY.table} "
+            f"WHERE {_due()}{only} ORDER BY {_DELIVERY.column('next_attempt_at')} LIMIT %s{lock}")
+
+
+def claimable(now: datetime, limit: int, delivery_id: str | None = None) -> dict[str, bool]:
+    """Inside a transaction: the `limit` deliveries due at `now` that were due longest (or
+    that one, if due), locked for it: `selectors.due_deliveries(now)` ordered by
+    `next_attempt_at`, `select_for_update(skip_locked=True)`, where the database can
+    (PostgreSQL: concurrent workers take different rows; SQLite's IMMEDIATE transaction
+    holds the database's write lock instead). Each id says whether the delivery was
+    claimed before (its lease expired: a worker died on it)."""
+    one = delivery_id is not None
+    params = _due_params(now) + ([delivery_id] if one else []) + [limit]
+    with statement_cursor() as cursor:
+        cursor.execute(_claimable_sql(connection.vendor, one), params)
+        return {pk: claimed_until is not None for pk, claimed_until in cursor.fetchall()}
+
+
+@functools.lru_cache(maxsize=256)
+def _claim_sql(vendor: str, deliveries: int) -> str:
+    q, meta = connection.ops.quote_name, Delivery._meta
+    attempts = q(meta.get_field("attempts").column)
+    return (
+        f"UPDATE {q(meta.db_table)} SET {q(meta.get_field('claimed_until').column)} = %s, "
+        f"{q(meta.get_field('claim_token').column)} = %s, {attempts} = {attempts} + 1 "
+        f"WHERE {q(meta.pk.column)} IN ({', '.join(['%s'] * deliveries)})"
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _claimed_sql(vendor: str, deliveries: int) -> str:
+    d = _DELIVERY.column
+    return (
+        f"SELECT {', '.join(table.columns() for table in _CLAIMED)} FROM {_DELIVERY.table} "
+        f"JOIN {_EVENT.table} ON {_EVENT.column('id')} = {d('event')} "
+        f"JOIN {_ENDPOINT.table} ON {_ENDPOINT.column('id')} = {d('endpoint')} "
+        f"JOIN {_SPACE.table} ON {_SPACE.column('id')} = {_ENDPOINT.column('space')} "
+        f"LEFT JOIN {_PRO.table} ON {_PRO.column('space')} = {_SPACE.column('id')} "
+        f"WHERE {d('id')} IN ({', '.join(['%s'] * deliveries)}) "
+        f"ORDER BY {d('created_at')} DESC, {d('id')}"
+    )
+
+
+def claim(delivery_ids: list[str], until: datetime, token: str) -> list[Delivery]:
+    """Inside a transaction: give these deliveries a lease until `until` under `token` and
+    count their attempt, then read them with their event, endpoint, space and subscription:
+    what `Delivery.objects.filter(pk__in=delivery_ids).update(claimed_until=until,
+    claim_token=token, attempts=F("attempts") + 1)` and then the same filter's
+    `select_related("event", "endpoint__space__subscription")` give."""
+    vendor = connection.vendor
+    with statement_cursor() as cursor:
+        cursor.execute(_claim_sql(vendor, len(delivery_ids)),
+                       [connection.ops.adapt_datetimefield_value(until), token, *delivery_ids])
+        cursor.execute(_claimed_sql(vendor, len(delivery_ids)), delivery_ids)
+        rows = cursor.fetchall()
+    deliveries = []
+    for row in rows:
+        delivery, event, endpoint, space, subscription = split(row, *_CLAIMED)
+        Space.subscription.related.set_cached_value(space, subscription)
+        if subscription is not None:
+            Subscription.space.field.set_cached_value(subscription, space)
+        endpoint.space = space
+        delivery.event, delivery.endpoint = event, endpoint
+        deliveries.append(delivery)
+    return deliveries
+
+
+@functools.cache
 def _events_waiting_sql(vendor: str) -> str:
     return f"SELECT 1 FROM {_EVENT.table} WHERE {_waiting()} LIMIT 1"
 
@@ -95,8 +168,8 @@ def _oldest_events_sql(vendor: str) -> str:
 
 
 def oldest_waiting_events(limit: int) -> list[Event]:
-    """Inside a transaction: the `limit` oldest events not yet fanned out, locked for it
-    (`delivery._oldest_unlocked` of them)."""
+    """Inside a transaction: the `limit` oldest events not yet fanned out, locked for it as
+    `claimable` locks deliveries."""
     with statement_cursor() as cursor:
         cursor.execute(_oldest_events_sql(connection.vendor), [limit])
         return [_EVENT.build(row) for row in cursor.fetchall()]

@@ -17,12 +17,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F
 from django.utils import timezone
 
-from core import metrics
+from core import metrics, rows
 from core.ids import random_id
-from webhooks import queries, selectors, sender, signing
+from webhooks import queries, sender, signing
 from webhooks.models import PING, Attempt, Delivery, DispatcherHeartbeat, Endpoint, Event
 from webhooks.services.outcomes import INTERRUPTED, Claim, Result, count_failure, finish, record
 
@@ -32,14 +32,6 @@ USER_AGENT = "Service-Webhooks/1.0"
 
 # Deliveries one sender claims at a time (fan-out with claims, `deliver_due`).
 CLAIM_BATCH = 20
-
-
-def _oldest_unlocked(queryset: QuerySet, order: str, limit: int) -> QuerySet:
-    """Inside a transaction: the first `limit` rows in `order`, locked for it. PostgreSQL
-    skips the rows another transaction holds (`FOR UPDATE SKIP LOCKED`), so concurrent
-    workers take different rows; on SQLite the transaction already holds the database's
-    write lock (IMMEDIATE), so the rows cannot change under it."""
-    return queryset.select_for_update(skip_locked=True).order_by(order)[:limit]  # ignored by SQLite
 
 
 def fan_out(*, limit: int = 500) -> list[str]:
@@ -109,31 +101,25 @@ def claim_due(*, limit: int = 1, delivery_id: str | None = None) -> list[Claim]:
     can send it until this one finishes or the lease expires. An attempt left unfinished
     by a worker that died is closed as interrupted."""
     now = timezone.now()
-    # A plain read first (hand-written: every Celery fan-out task ends with it), so that an
-    # idle loop never takes the write lock.
+    # A plain read first, so that an idle loop never takes the write lock. The claim's
+    # statements are hand-written (webhooks.queries): under a backlog the embedded loop
+    # claims a batch every few milliseconds, and every Celery fan-out task ends with a look.
     if not queries.deliveries_due(now, delivery_id):
         return []
-    due = selectors.due_deliveries(now)
-    if delivery_id is not None:
-        due = due.filter(pk=delivery_id)
     token = random_id()
     with transaction.atomic():
-        # A delivery whose lease expired had a worker die on it.
-        candidates = dict(_oldest_unlocked(due, "next_attempt_at", limit).values_list("pk", "claimed_until"))
+        candidates = queries.claimable(now, limit, delivery_id)  # id -> claimed before
         if not candidates:
             return []
-        Delivery.objects.filter(pk__in=candidates).update(
-            claimed_until=now + lease(), claim_token=token, attempts=F("attempts") + 1
-        )
-        deliveries = list(
-            Delivery.objects.filter(pk__in=candidates).select_related("event", "endpoint__space__subscription")
-        )
-        interrupted = [pk for pk, claimed_until in candidates.items() if claimed_until is not None]
+        deliveries = queries.claim(list(candidates), now + lease(), token)
+        # A delivery whose lease expired had a worker die on it.
+        interrupted = [pk for pk, claimed_before in candidates.items() if claimed_before]
         if interrupted:
             Attempt.objects.filter(delivery_id__in=interrupted, finished_at__isnull=True).update(
                 finished_at=now, duration_ms=None, error=INTERRUPTED
             )
-        attempts = Attempt.objects.bulk_create([Attempt(delivery=delivery, started_at=now) for delivery in deliveries])
+        attempts = [Attempt(delivery=delivery, started_at=now) for delivery in deliveries]
+        rows.insert(attempts)
     return [Claim(delivery=d, attempt=a, token=token) for d, a in zip(deliveries, attempts)]
 
 

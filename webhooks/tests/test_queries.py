@@ -16,9 +16,14 @@ from spaces.models import Subscription
 from spaces.queries import key_by_prefix
 from webhooks import dispatch, queries, selectors, services
 from webhooks.models import Delivery, Endpoint, Event
-from webhooks.services.delivery import _oldest_unlocked
 
 pytestmark = pytest.mark.django_db
+
+
+def _oldest_unlocked(queryset, order: str, limit: int):
+    """The ORM's form of the locked reads: the first `limit` rows in `order`, locked
+    (`FOR UPDATE SKIP LOCKED`, which SQLite ignores)."""
+    return queryset.select_for_update(skip_locked=True).order_by(order)[:limit]
 
 
 def orm_says(now) -> tuple[bool, bool]:
@@ -75,14 +80,14 @@ def test_a_wake_up_with_nothing_waiting_costs_one_look(space):
     waiting, the claim is not looked for unless the fan-out made deliveries."""
     dispatcher = dispatch.Dispatcher(threads=1)
     with ThreadPoolExecutor(max_workers=1) as pool, CaptureQueriesContext(connection) as seen:
-        assert dispatcher.tick(pool, threading.Event()) is False
+        dispatcher.tick(pool, threading.Event())
     looks = [query["sql"] for query in seen if "EXISTS" in query["sql"]]
     assert len(looks) == 1 and len(seen) == (2 if connection.vendor == "sqlite" else 1), [q["sql"] for q in seen]
 
     # An event of a space without endpoints: fanned out to nobody, and no claim looked for.
     services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
     with ThreadPoolExecutor(max_workers=1) as pool, CaptureQueriesContext(connection) as seen:
-        assert dispatcher.tick(pool, threading.Event()) is False
+        dispatcher.tick(pool, threading.Event())
     assert not Event.objects.filter(dispatched_at__isnull=True).exists()  # the work waiting is done
     assert len([query for query in seen if "claimed_until" in query["sql"]]) == 1  # the look only
 
@@ -159,6 +164,69 @@ def test_the_fan_outs_reads_and_write_are_the_orms(make_space):
     }
     Event.objects.update(dispatched_at=at)
     assert queries.events_waiting() is Event.objects.filter(dispatched_at__isnull=True).exists() is False
+
+
+def subscription(delivery) -> dict | None:
+    """The values of the delivery's space's subscription, None when it has none."""
+    found = getattr(delivery.endpoint.space, "subscription", None)
+    return None if found is None else values(found)
+
+
+def test_the_claim_is_the_orms(hook, space, make_space, local_urls):
+    """`claimable` and `claim` against the ORM queries `claim_due` made before: the same
+    deliveries in the same order, leased and counted alike, read with the same event,
+    endpoint, space and subscription (or none: a space whose subscription row is gone)."""
+    bare, _ = make_space(pro=False)
+    Subscription.objects.filter(space=bare).delete()
+    other, _ = services.create_endpoint(space=bare, url="http://127.0.0.1:9/bare")
+    for n in range(4):
+        services.record_event(space_id=space.id, type="poll.created", poll_id=f"Claim{n:07d}")
+    services.fan_out()
+    now = timezone.now()
+    deliveries = list(Delivery.objects.order_by("created_at", "id"))
+    event = services.record_event(space_id=bare.id, type="poll.created", poll_id="Bare00000001")
+    deliveries.append(Delivery.objects.create(event=event, endpoint=other, next_attempt_at=now, created_at=now))
+    for offset, delivery in zip((3, 1, 4, 2, 5), deliveries, strict=True):  # due in another order than made
+        Delivery.objects.filter(pk=delivery.pk).update(next_attempt_at=now - timedelta(seconds=10 * offset))
+    Delivery.objects.filter(pk=deliveries[1].pk).update(claimed_until=now - timedelta(seconds=1))  # its worker died
+    Delivery.objects.filter(pk=deliveries[2].pk).update(claimed_until=now + timedelta(seconds=30))  # in other hands
+    due = selectors.due_deliveries(now)
+
+    def orm_claimable(limit, delivery_id=None):
+        rows = due if delivery_id is None else due.filter(pk=delivery_id)
+        return {pk: until is not None for pk, until in _oldest_unlocked(rows, "next_attempt_at", limit)
+                .values_list("pk", "claimed_until")}
+
+    for limit in (1, 2, 10):
+        with transaction.atomic():
+            assert queries.claimable(now, limit) == orm_claimable(limit)
+    with transaction.atomic():
+        ours = queries.claimable(now, 10)
+    assert list(ours) == [deliveries[4].pk, deliveries[0].pk, deliveries[3].pk, deliveries[1].pk]  # due longest first
+    assert ours == {deliveries[4].pk: False, deliveries[0].pk: False, deliveries[3].pk: False, deliveries[1].pk: True}
+    for delivery in deliveries:
+        with transaction.atomic():
+            assert queries.claimable(now, 10, delivery.pk) == orm_claimable(10, delivery.pk)
+    assert queries.claimable(now, 10, "not-a-delivery") == {}
+
+    until = now + timedelta(seconds=60)
+    picked = [deliveries[4].pk, deliveries[0].pk, deliveries[1].pk]
+    before = dict(Delivery.objects.values_list("pk", "attempts"))
+    with transaction.atomic(), CaptureQueriesContext(connection) as seen:
+        claimed = queries.claim(picked, until, "tokenA")
+        loaded = [(d.event.type, d.endpoint.url, d.endpoint.space.name, d.endpoint.space.is_pro) for d in claimed]
+    assert len(seen) == 2  # the lease, then the rows with what they need: nothing read lazily
+    theirs = list(Delivery.objects.filter(pk__in=picked).select_related("event", "endpoint__space__subscription"))
+    assert [values(d) for d in claimed] == [values(d) for d in theirs]
+    assert [values(d.event) for d in claimed] == [values(d.event) for d in theirs]
+    assert [values(d.endpoint) for d in claimed] == [values(d.endpoint) for d in theirs]
+    assert [values(d.endpoint.space) for d in claimed] == [values(d.endpoint.space) for d in theirs]
+    assert [subscription(d) for d in claimed] == [subscription(d) for d in theirs]
+    assert subscription(claimed[0]) is None and subscription(claimed[1])["is_active"] is True
+    assert all(d.claimed_until == until and d.claim_token == "tokenA" for d in claimed)
+    assert [d.attempts for d in claimed] == [before[d.pk] + 1 for d in claimed]
+    assert loaded[0][2:] == (bare.name, False) and set(loaded[1:]) == {("poll.created", hook[0].url, space.name, True)}
+    assert dict(Delivery.objects.values_list("pk", "attempts")) == {**before, **{pk: before[pk] + 1 for pk in picked}}
 
 
 def test_receivers_are_the_orms(make_space, local_urls):
