@@ -336,21 +336,24 @@ class Dispatcher:
         except Exception:  # noqa: BLE001 - the lease expires and the delivery is tried again
             logger.exception("webhook attempt failed unexpectedly", extra={"delivery": claim.delivery.pk})
         finally:
+            if self._senders_record:
+                # This thread's connection goes back to the process's pool, as a request's
+                # does: a sender idle or stopped holds none.
+                db.connections.close_all()
             self._results.put(result)
             _wake.set()  # the loop decides whether it is worth a pass (`_refill_due`)
 
     @staticmethod
     def _record(result: services.Result) -> services.Result | None:
         """Record the outcome in this sender thread; None once recorded, else the result
-        for the loop to record (this thread's connection is dropped: the next attempt's
-        record opens a new one, e.g. after a database restart)."""
+        for the loop to record (the attempt's end gives the connection back either way:
+        the next attempt's record takes a sound one, e.g. after a database restart)."""
         try:
             services.record(result)
             return None
         except Exception:  # noqa: BLE001
             logger.warning("webhook sender could not record an outcome; the dispatcher will",
                            extra={"delivery": result.claim.delivery.pk}, exc_info=True)
-            db.connection.close()
             return result
 
     def _collect(self) -> list[services.Result]:

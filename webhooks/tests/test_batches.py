@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from webhooks import sender, services
+from webhooks import dispatch, sender, services
 from webhooks.models import Attempt, Delivery
 from webhooks.tests.fixtures import read_request, received, run_worker, trickle_answer
 
@@ -170,3 +170,49 @@ def test_a_batch_costs_a_constant_plus_one_statement_per_outcome(receiver, hook,
     one, batch = queries_for(1), queries_for(services.CLAIM_BATCH)
     assert (one, batch - one) == (statements - 6 + per_outcome, (services.CLAIM_BATCH - 1) * per_outcome)
     assert Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 1 + services.CLAIM_BATCH
+
+
+@pytest.mark.django_db(transaction=True)
+def test_under_a_backlog_the_embedded_loop_claims_in_half_batches(receiver, hook, space, monkeypatch):
+    """The embedded dispatcher under a backlog: after its first pass fills its senders' room,
+    a pass comes once half of the claims in hand are back (or a sender may be out of them),
+    not for every result handed over; so every claim but the backlog's last takes at least
+    half the room, on SQLite each pass records that many outcomes, and every event arrives
+    once."""
+    receiver.expect_request("/hook").respond_with_data("ok")
+    events, threads = 60, 4
+    room = threads * dispatch.CLAIMS_PER_SENDER
+    for n in range(events):
+        record(space, n)
+    claims, recorded = [], []
+    claim_due, finish = services.claim_due, services.finish
+
+    def counted_claim(**kwargs):
+        claimed = claim_due(**kwargs)
+        claims.append(len(claimed))
+        return claimed
+
+    def counted_finish(results):
+        recorded.append(len(results))
+        finish(results)
+
+    monkeypatch.setattr(services, "claim_due", counted_claim)
+    monkeypatch.setattr(services, "finish", counted_finish)
+    stop = threading.Event()
+    thread = dispatch.Dispatcher(threads=threads, poll_seconds=30).start(stop)  # no pass for the poll's sake
+    try:  # the test's thread reads no table meanwhile (SQLite's shared in-memory test database locks tables)
+        deadline = time.monotonic() + 30
+        while len(receiver.log) < events:
+            assert time.monotonic() < deadline, "the backlog was not worked off"
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        dispatch.wake()
+        thread.join()
+    made = [size for size in claims if size]
+    assert made[0] == room and sum(made) == events
+    assert all(size >= room * dispatch.REFILL_SHARE for size in made[:-1]), made
+    if connection.vendor == "sqlite":  # the loop records the outcomes (elsewhere each sender its own)
+        assert sum(recorded) == events and len([size for size in recorded if size]) <= events / (room / 2) + 2, recorded
+    assert len(receiver.log) == events
+    assert Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == events
