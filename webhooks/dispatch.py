@@ -41,6 +41,9 @@ CLAIMS_PER_SENDER = 3
 # so under a backlog a pass per one or two attempts kept the loop's thread busier than the
 # senders (the process's ceiling is one core).
 REFILL_SHARE = 0.5
+# How long a stopping dispatcher's sender threads wait for each other to close their
+# connections (Dispatcher._close_sender_connections).
+CLOSE_TIMEOUT_SECONDS = 10.0
 # How often the idle embedded dispatcher on SQLite checks whether another process committed.
 CHANGE_CHECK_SECONDS = 0.01
 # After a pass that fanned out events, the embedded dispatcher on SQLite looks for the next
@@ -226,6 +229,7 @@ class Dispatcher:
 
     def __init__(self, *, threads: int | None = None, poll_seconds: float | None = None):
         self.threads = threads or settings.WEBHOOKS_EMBEDDED_THREADS
+        self.capacity = self.threads * CLAIMS_PER_SENDER  # claims in hand at most
         self.poll_seconds = poll_seconds if poll_seconds is not None else settings.WEBHOOKS_POLL_SECONDS
         self._outstanding = 0  # claims handed to the senders whose results are not recorded yet
         self._results: queue.SimpleQueue[services.Result | None] = queue.SimpleQueue()
@@ -261,6 +265,8 @@ class Dispatcher:
                     logger.exception("webhook dispatcher tick failed")
                 self.idle()
         finally:
+            if self._senders_record:
+                self._close_sender_connections(pool)
             pool.shutdown(wait=True)
             try:
                 services.finish(self._collect())
@@ -283,7 +289,7 @@ class Dispatcher:
             self._fanned_out_at = time.monotonic()
         made = services.fan_out() if events else []
         services.finish(self._collect())  # what ended meanwhile: a crash would send it again
-        room = self.threads * CLAIMS_PER_SENDER - self._outstanding
+        room = self.capacity - self._outstanding
         if room <= 0 or not (due or made):
             return  # a sender handing over its result wakes the loop; or nothing to claim
         claims = services.claim_due(limit=room)
@@ -318,7 +324,7 @@ class Dispatcher:
         (fewer unfinished claims than senders), or REFILL_SHARE of the claims came back."""
         returned = self._results.qsize()
         unfinished = self._outstanding - returned
-        return unfinished < self.threads or returned >= self.threads * CLAIMS_PER_SENDER * REFILL_SHARE
+        return unfinished < self.threads or returned >= self.capacity * REFILL_SHARE
 
     def _attempt(self, claim: services.Claim, stop: threading.Event) -> None:
         """In a sender thread: make the attempt, unless the loop is stopping or the claim
@@ -336,24 +342,37 @@ class Dispatcher:
         except Exception:  # noqa: BLE001 - the lease expires and the delivery is tried again
             logger.exception("webhook attempt failed unexpectedly", extra={"delivery": claim.delivery.pk})
         finally:
-            if self._senders_record:
-                # This thread's connection goes back to the process's pool, as a request's
-                # does: a sender idle or stopped holds none.
-                db.connections.close_all()
             self._results.put(result)
             _wake.set()  # the loop decides whether it is worth a pass (`_refill_due`)
+
+    def _close_sender_connections(self, pool: ThreadPoolExecutor) -> None:
+        """Each sender thread closes the connection it kept for recording (back to the
+        process's pool), after the attempts queued before: one task per thread, each held at
+        a barrier until all have started, so that no thread takes two."""
+        barrier = threading.Barrier(self.threads)
+
+        def close() -> None:
+            db.connections.close_all()
+            try:
+                barrier.wait(timeout=CLOSE_TIMEOUT_SECONDS)
+            except threading.BrokenBarrierError:
+                pass  # a thread did not come: its connection closes with the process
+
+        for _ in range(self.threads):
+            pool.submit(close)
 
     @staticmethod
     def _record(result: services.Result) -> services.Result | None:
         """Record the outcome in this sender thread; None once recorded, else the result
-        for the loop to record (the attempt's end gives the connection back either way:
-        the next attempt's record takes a sound one, e.g. after a database restart)."""
+        for the loop to record (this thread's connection is dropped: the next attempt's
+        record opens a new one, e.g. after a database restart)."""
         try:
             services.record(result)
             return None
         except Exception:  # noqa: BLE001
             logger.warning("webhook sender could not record an outcome; the dispatcher will",
                            extra={"delivery": result.claim.delivery.pk}, exc_info=True)
+            db.connection.close()
             return result
 
     def _collect(self) -> list[services.Result]:

@@ -181,7 +181,6 @@ def test_under_a_backlog_the_embedded_loop_claims_in_half_batches(receiver, hook
     once."""
     receiver.expect_request("/hook").respond_with_data("ok")
     events, threads = 60, 4
-    room = threads * dispatch.CLAIMS_PER_SENDER
     for n in range(events):
         record(space, n)
     claims, recorded = [], []
@@ -199,7 +198,10 @@ def test_under_a_backlog_the_embedded_loop_claims_in_half_batches(receiver, hook
     monkeypatch.setattr(services, "claim_due", counted_claim)
     monkeypatch.setattr(services, "finish", counted_finish)
     stop = threading.Event()
-    thread = dispatch.Dispatcher(threads=threads, poll_seconds=30).start(stop)  # no pass for the poll's sake
+    dispatcher = dispatch.Dispatcher(threads=threads, poll_seconds=30)  # no pass for the poll's sake
+    room = dispatcher.capacity
+    assert room == threads * dispatch.CLAIMS_PER_SENDER
+    thread = dispatcher.start(stop)
     try:  # the test's thread reads no table meanwhile (SQLite's shared in-memory test database locks tables)
         deadline = time.monotonic() + 30
         while len(receiver.log) < events:
