@@ -363,8 +363,8 @@ USE_TZ = True
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 # --- Metrics (GET /metrics, core/metrics.py) ---------------------------------------------
-# Set: a scrape needs `Authorization: Bearer <METRICS_TOKEN>`. Unset: /metrics is open (keep
-# it off the public load balancer then; docs/operations.md).
+# Set: a scrape needs `Authorization: Bearer <METRICS_TOKEN>`. Unset: /metrics answers only
+# loopback and private addresses (docs/operations.md).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # Gauges read from the database when scraped.
 METRICS_COLLECTORS = ["webhooks.metrics.outbox"]

@@ -9,6 +9,7 @@ Counting costs a request a few microseconds (bench/metrics_overhead.py). What is
 the database (the webhook outbox) is read at scrape time, by the scraping process only.
 """
 
+import ipaddress
 import os
 import time
 
@@ -46,6 +47,9 @@ CAUSES_503 = {
     "The rate-limit service is unavailable; try again later.": "ratelimit_store",
     "The service is overloaded; try again later.": "overloaded",
 }
+# The `method` label's values: any other method a client makes up counts as `other`, so that
+# requests never make new series.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _POOL_EVERY = 1.0  # seconds between two readings of a process's pool statistics
 _pool_read_at = 0.0
 
@@ -53,7 +57,7 @@ _pool_read_at = 0.0
 def observe_request(route: str, method: str, status: int, seconds: float, message: str | None) -> None:
     """Count one answered request (the request middleware calls it). `message`: the error
     envelope's message of a 503, which names its cause."""
-    REQUESTS.labels(route, method, status).inc()
+    REQUESTS.labels(route, method if method in METHODS else "other", status).inc()
     LATENCY.labels(route).observe(seconds)
     if status == 429:
         REJECTIONS.labels("429", "rate_limit").inc()
@@ -124,8 +128,23 @@ def exposition() -> bytes:
     return generate_latest(registry) + generate_latest(scraped)
 
 
+def private_client(request) -> bool:
+    """The client is on this machine or a private network (loopback, RFC 1918, link-local,
+    unique local IPv6): the only ones /metrics answers without METRICS_TOKEN."""
+    from core.login_guard import client_ip
+
+    try:
+        address = ipaddress.ip_address(client_ip(request) or "")
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_private
+
+
 def metrics_view(request):
-    """`GET /metrics`. With METRICS_TOKEN set, only for `Authorization: Bearer <token>`."""
+    """`GET /metrics`. With METRICS_TOKEN set, only for `Authorization: Bearer <token>`;
+    without it, only for clients on loopback or private addresses (404 for the others)."""
     import hmac
 
     from django.http import HttpResponse
@@ -141,4 +160,6 @@ def metrics_view(request):
         if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             return error_response(401, "UNAUTHORIZED", "A metrics scrape needs Authorization: Bearer <METRICS_TOKEN>.",
                                   {"WWW-Authenticate": 'Bearer realm="metrics"'})
+    elif not private_client(request):
+        return json_404(request)
     return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)

@@ -100,6 +100,38 @@ def test_a_metrics_token_is_required_when_set(client, settings, db):
     assert client.post("/metrics").status_code == 404
 
 
+
+def test_made_up_methods_count_as_other(client, db):
+    for method in ("FOO", "BAR", "PROPFIND"):
+        client.generic(method, "/v1/polls")
+    client.generic("OPTIONS", "/v1/polls")
+    parsed = scrape(client)
+    methods = {dict(labels).get("method") for (name, labels) in parsed if name == "service_http_requests_total"}
+    assert "other" in methods and "OPTIONS" in methods
+    assert not methods & {"FOO", "BAR", "PROPFIND"}
+    assert methods <= metrics.METHODS | {"other"}
+
+
+def test_without_a_token_only_loopback_and_private_addresses_scrape(settings, db):
+    from django.test import Client
+
+    settings.METRICS_TOKEN = ""
+    for address in ("127.0.0.1", "::1", "10.0.0.7", "172.16.3.4", "192.168.1.9", "fd00::5", "::ffff:10.1.1.1"):
+        assert Client(REMOTE_ADDR=address).get("/metrics").status_code == 200, address
+    for address in ("8.8.8.8", "2a00:1450::1", "100.64.0.1", "::ffff:8.8.4.4", ""):
+        response = Client(REMOTE_ADDR=address).get("/metrics")
+        assert response.status_code == 404 and response.json()["error"]["code"] == "NOT_FOUND", address
+    # Behind the TLS proxy the proxy's own (private) address does not count: the client's does.
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    assert Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="8.8.8.8").get("/metrics").status_code == 404
+    assert Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="8.8.8.8, 10.0.0.9").get("/metrics").status_code == 200
+    # With a token, the token decides, from anywhere.
+    settings.METRICS_TOKEN = "s3cret-scrape-token"
+    public = Client(REMOTE_ADDR="8.8.8.8")
+    assert public.get("/metrics").status_code == 401
+    assert public.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-scrape-token").status_code == 200
+
+
 # --- Two gunicorn workers ----------------------------------------------------------------
 
 
