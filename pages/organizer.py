@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.errors import ServiceError
 from core.formats import EMAIL_MAX_LENGTH
 from pages import services
+from pages.answers import answer_rows
 from pages.display import display_zone, option_label
 from pages.mail import send_sign_in_link
 from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, scores
@@ -121,6 +122,7 @@ def render_manage(request, poll, who, *, form=None, problems=(), status=200):
         "poll": poll, "who": who, "zone": zone, "options": options, "participants": participants,
         "page": page, "pages": pages, "form": form, "problems": problems,
         "done": ORGANIZER_DONE.get(request.GET.get("done", "")) or DONE.get(request.GET.get("done", "")),
+        "answer_rows": answer_rows(poll.pk, participants, [option["id"] for option in options]),
         "comments": selectors.poll_comments(poll),
         "scheduled_label": option_label(poll.scheduled_option, zone) if poll.scheduled_option else None,
         "can_schedule": poll.status in (Poll.Status.OPEN, Poll.Status.CLOSED),

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from pages import organizer, views
+from pages import confirm, organizer, views
 
 app_name = "pages"
 
@@ -13,7 +13,8 @@ urlpatterns = [
     path("poll/<str:poll_id>/sign-in", organizer.sign_in, name="sign-in"),
     path("poll/<str:poll_id>/sign-in/<str:token>", organizer.sign_in_link, name="sign-in-link"),
     path("poll/<str:poll_id>/sign-out", organizer.sign_out, name="sign-out"),
-    path("poll/<str:poll_id>/act", organizer.act, name="act"),
+    path("poll/<str:poll_id>/act", confirm.confirmed(organizer.act), name="act"),
+    path("poll/<str:poll_id>/confirm", confirm.confirm, name="confirm"),
     path("poll/<str:poll_id>/answers.csv", organizer.answers_csv, name="answers-csv"),
     re_path(r"^(invite|poll)/", views.not_found),  # anything else under the pages: the HTML 404
 ]

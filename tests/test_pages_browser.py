@@ -260,9 +260,11 @@ def test_an_organizer_runs_the_poll(served, receiver, new_page, tmp_path_factory
     for button, kind in (("Close the poll", "poll.closed"), ("Reopen", "poll.reopened")):
         page.click(f"button:has-text('{button}')")
         page.wait_for_selector(".notice.ok")
-    page.locator("button:has-text('Schedule')").first.click()
+    page.locator("button:has-text('Schedule')").first.click()  # each asks first
+    page.click("h1:has-text('Schedule the poll at this option?') ~ form button:has-text('Schedule')")
     page.wait_for_selector("text=Scheduled for")
     page.click("button:has-text('Call off the event')")
+    page.click("h1:has-text('Call off the event?') ~ form button:has-text('Call off the event')")
     page.wait_for_selector("text=The event was called off")
     page.click("button:has-text('Reopen')")
     page.wait_for_selector("text=Open: participants can answer")
@@ -284,6 +286,7 @@ def test_an_organizer_runs_the_poll(served, receiver, new_page, tmp_path_factory
     assert content.startswith("Name,E-mail,") and "Grace,grace@example.com," in content
 
     page.locator("tr", has=page.locator("th", has_text="Grace")).locator("button:has-text('Remove')").click()
+    page.click("button:has-text('Remove the participant')")
     page.wait_for_selector("text=The participant is removed.")
     wait_for_event(receiver, "poll.participant.deleted")
 

@@ -1,9 +1,12 @@
 """Fixtures of the pages' tests: polls made through the API, a browser-like client."""
 
+import re
+
 import pytest
 from django.test import Client
 
 from polls.models import Poll
+from webhooks.models import Event
 
 
 @pytest.fixture
@@ -59,3 +62,45 @@ def answer(client: Client, poll: dict, votes: dict | None = None, **fields):
 
 def poll_row(poll: dict) -> Poll:
     return Poll.objects.get(pk=poll["id"])
+
+
+# --- The organizer's page ---------------------------------------------------------------
+
+
+def events(poll: dict) -> list[tuple[str, dict]]:
+    return [(event.type, event.data) for event in Event.objects.filter(poll_id=poll["id"]).order_by("created_at", "id")]
+
+
+def ask_link(client: Client, poll: dict, email: str):
+    url = f"/poll/{poll['id']}"
+    return client.post(f"{url}/sign-in", {"csrfmiddlewaretoken": csrf(client, url), "email": email})
+
+
+def link_from(mail) -> str:
+    return re.search(r"https?://\S+/poll/\S+", mail.body).group(0).split("://", 1)[1].split("/", 1)[1]
+
+
+def sign_in(client: Client, poll: dict, email: str, mailoutbox) -> None:
+    ask_link(client, poll, email)
+    path = "/" + link_from(mailoutbox[-1])
+    page = client.get(path)
+    assert page.status_code == 200 and "Sign in" in page.content.decode()
+    response = client.post(path, {"csrfmiddlewaretoken": page.context["csrf_token"]})
+    assert response.status_code == 302 and response["Location"] == f"/poll/{poll['id']}"
+
+
+@pytest.fixture
+def organizer_email(space):
+    return space.owner.email
+
+
+@pytest.fixture
+def signed_in(make_poll, organizer_email, mailoutbox):
+    poll = make_poll(disableComments=False)
+    client = Client(enforce_csrf_checks=True)
+    sign_in(client, poll, organizer_email, mailoutbox)
+    return client, poll
+
+
+def act(client: Client, poll: dict, **data):
+    return client.post(f"/poll/{poll['id']}/act", {"csrfmiddlewaretoken": csrf(client, f"/poll/{poll['id']}"), **data})

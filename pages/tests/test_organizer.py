@@ -12,52 +12,13 @@ from django.utils import timezone
 
 from pages import mail
 from pages.models import SignInLink
-from pages.tests.conftest import answer, csrf, poll_row
+from pages.tests.conftest import act, answer, ask_link, csrf, events, link_from, poll_row, sign_in
 from spaces import services as space_services
 from webhooks.models import Event
 
 ORIGINAL_IN_BACKGROUND = mail.in_background  # before conftest's mail_at_once replaces it
 
 pytestmark = pytest.mark.django_db
-
-
-def events(poll: dict) -> list[tuple[str, dict]]:
-    return [(event.type, event.data) for event in Event.objects.filter(poll_id=poll["id"]).order_by("created_at", "id")]
-
-
-def ask_link(client: Client, poll: dict, email: str):
-    url = f"/poll/{poll['id']}"
-    return client.post(f"{url}/sign-in", {"csrfmiddlewaretoken": csrf(client, url), "email": email})
-
-
-def link_from(mail) -> str:
-    return re.search(r"https?://\S+/poll/\S+", mail.body).group(0).split("://", 1)[1].split("/", 1)[1]
-
-
-def sign_in(client: Client, poll: dict, email: str, mailoutbox) -> None:
-    ask_link(client, poll, email)
-    path = "/" + link_from(mailoutbox[-1])
-    page = client.get(path)
-    assert page.status_code == 200 and "Sign in" in page.content.decode()
-    response = client.post(path, {"csrfmiddlewaretoken": page.context["csrf_token"]})
-    assert response.status_code == 302 and response["Location"] == f"/poll/{poll['id']}"
-
-
-@pytest.fixture
-def organizer_email(space):
-    return space.owner.email
-
-
-@pytest.fixture
-def signed_in(make_poll, organizer_email, mailoutbox):
-    poll = make_poll(disableComments=False)
-    client = Client(enforce_csrf_checks=True)
-    sign_in(client, poll, organizer_email, mailoutbox)
-    return client, poll
-
-
-def act(client: Client, poll: dict, **data):
-    return client.post(f"/poll/{poll['id']}/act", {"csrfmiddlewaretoken": csrf(client, f"/poll/{poll['id']}"), **data})
 
 
 def test_a_link_is_emailed_to_the_organizer_and_signs_in_once(make_poll, organizer_email, mailoutbox):
@@ -133,10 +94,10 @@ def test_close_reopen_schedule_cancel_send_their_events(signed_in):
     client, poll = signed_in
     assert act(client, poll, action="close").status_code == 302
     assert act(client, poll, action="reopen").status_code == 302
-    assert act(client, poll, action="schedule", option=poll["options"][1]["id"]).status_code == 302
+    assert act(client, poll, action="schedule", option=poll["options"][1]["id"], confirmed="yes").status_code == 302
     page = client.get(f"/poll/{poll['id']}").content.decode()
     assert "Scheduled for" in page and "3 May 2030" in page
-    assert act(client, poll, action="cancel").status_code == 302
+    assert act(client, poll, action="cancel", confirmed="yes").status_code == 302
     assert [(kind, data.get("reason")) for kind, data in events(poll)[1:]] == [
         ("poll.closed", "manual"), ("poll.reopened", None), ("poll.scheduled", None), ("poll.canceled", None)]
     response = act(client, poll, action="close")  # canceled: not allowed
@@ -163,9 +124,9 @@ def test_remove_a_participant_and_a_comment(signed_in):
     page = client.get(f"/poll/{poll['id']}").content.decode()
     assert "ada@example.com" in page  # organizers see e-mail addresses
     participant = poll_row(poll).participants.get()
-    assert act(client, poll, action="remove-participant", participant=participant.pk).status_code == 302
+    assert act(client, poll, action="remove-participant", participant=participant.pk, confirmed="yes").status_code == 302
     assert events(poll)[-1][0] == "poll.participant.deleted"
-    assert act(client, poll, action="remove-participant", participant="nope").status_code == 409
+    assert act(client, poll, action="remove-participant", participant="nope", confirmed="yes").status_code == 409
 
 
 def test_the_answers_as_csv(signed_in):
@@ -180,7 +141,7 @@ def test_the_answers_as_csv(signed_in):
 
 def test_delete_the_poll(signed_in, api):
     client, poll = signed_in
-    response = act(client, poll, action="delete")
+    response = act(client, poll, action="delete", confirmed="yes")
     assert response.status_code == 200 and "Poll deleted" in response.content.decode()
     assert api.get(f"/v1/polls/{poll['id']}").status_code == 404
     assert Client().get(f"/invite/{poll['id']}").status_code == 404
