@@ -38,7 +38,8 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's packages, before bench.endpoints
 
-from bench.endpoints import BASE_DIR, DEFAULT_PG, DEFAULT_REDIS, CpuProbe, prepare, selected, start, wrk
+from bench.endpoints import selected
+from bench.served import BASE_DIR, DEFAULT_PG, DEFAULT_REDIS, CpuProbe, prepare, start, wrk
 
 
 def tree(revision: str, into: Path) -> Path:

@@ -6,7 +6,7 @@ plus the round trips of an API request with nothing in them (`SELECT 1`, and wit
 `PING`): the floor of a read that looks its key up and counts it.
 
     .venv/bin/python bench/endpoints.py [--configs sqlite,postgres] [--rounds 3] [--seconds 3]
-        [--connections 8] [--big 20000] [--only POST] [--cpu] [--json]
+        [--connections 8] [--big 20000] [--only POST] [--cpu] [--json | --markdown]
 
 Configurations:
 - sqlite: a fresh SQLite file, no Redis, `manage.py runjobs` beside the web process (what
@@ -33,17 +33,17 @@ database's PostgreSQL backends, redis-server, and the whole machine (wrk and the
 included; run it on an otherwise idle machine). Under wrk the machine's
 CPU is the bottleneck, so these say where a request's cost lies, and they move less from
 one run to the next than throughput does.
+
+`--markdown` ends with one table: the floors of docs/performance.md beside each
+configuration's figures, a figure past its floor marked, and the commit and processor the
+run was measured on (bench/report.py).
 """
 
 import argparse
-import http.client
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,10 +52,8 @@ from pathlib import Path
 BASE_DIR = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(BASE_DIR))  # the project's packages (bench.fixtures, Django's settings)
 
-PYTHON = sys.executable
-GUNICORN = str(Path(PYTHON).with_name("gunicorn"))
-DEFAULT_PG = "postgres://postgres@127.0.0.1:5432/bench_http"
-DEFAULT_REDIS = "redis://127.0.0.1:6379/7"
+from bench.report import print_config, print_markdown
+from bench.served import DEFAULT_PG, DEFAULT_REDIS, CpuProbe, Service, peak_rss_kb, prepare, reset_peak, start, wrk
 
 # name, method, path template, connections ("c" = --connections), body, compared with the bare view
 TARGETS = [
@@ -68,12 +66,6 @@ TARGETS = [
     ("results 100x2,000", "GET", "/v1/polls/{big}/results", 1, None),
     ("participants 2,000x100", "GET", "/v1/polls/{big}/participants", 1, None),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # --- Fixtures (run in a child process with the configuration's environment) ---------------
@@ -102,225 +94,6 @@ def build_fixtures(out: Path, list_polls: int, big: int, other_polls: int) -> No
     (out / "fixtures.json").write_text(json.dumps({
         "key": key, "poll": polls[-1].pk, "big": results_poll.pk, "huge": big_poll.pk if big_poll else None,
     }))
-
-
-def reset_postgres(url: str) -> None:
-    """Drop and create the database of `url` (any URL libpq takes: `?host=/var/run/postgresql`
-    for the server's Unix socket)."""
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict
-
-    name = conninfo_to_dict(url)["dbname"]
-    with psycopg.connect(url, dbname="postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-
-
-# --- Servers ---------------------------------------------------------------------------------
-
-
-class Service:
-    """gunicorn and the process that works off the jobs beside it (`jobs`: `manage.py
-    runjobs` for SQLite, the Procfile's Celery worker with PostgreSQL), each in its own
-    process group, stopped on exit."""
-
-    def __init__(self, env: dict, workdir: Path, jobs: list[str], jobs_env: dict, base_dir: Path = BASE_DIR):
-        self.env, self.workdir, self.port = env, workdir, int(env["PORT"])
-        self.procs = []
-        self.log = open(workdir / "server.log", "ab")
-        self.procs.append(subprocess.Popen(
-            [GUNICORN, "--config", "config/gunicorn.py", "bench.app:application"],
-            cwd=base_dir, env=env, stdout=self.log, stderr=self.log, start_new_session=True,
-        ))
-        self.procs.append(subprocess.Popen(
-            jobs, cwd=base_dir, env={**env, **jobs_env}, stdout=self.log, stderr=self.log, start_new_session=True,
-        ))
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                status, _ = self.get("/healthz")
-                if status == 200:
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline or self.procs[0].poll() is not None:
-                self.stop()
-                tail = (workdir / "server.log").read_text(errors="replace")[-3000:]
-                raise SystemExit(f"the service did not start:\n{tail}")
-            time.sleep(0.2)
-
-    def get(self, path: str, headers: dict | None = None) -> tuple[int, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-        try:
-            conn.request("GET", path, headers=headers or {})
-            response = conn.getresponse()
-            return response.status, response.read()
-        finally:
-            conn.close()
-
-    def workers(self) -> list[int]:
-        return children(self.procs[0].pid)
-
-    def jobs(self) -> list[int]:
-        """The jobs' process and its children (Celery's pool)."""
-        main = self.procs[1].pid
-        return [main, *children(main)]
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in self.procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        self.log.close()
-
-
-def children(pid: int) -> list[int]:
-    try:
-        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
-def peak_rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return 0
-
-
-def reset_peak(pid: int) -> None:
-    Path(f"/proc/{pid}/clear_refs").write_text("5")
-
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User and system CPU time of these processes so far (a process gone counts 0)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / TICKS
-
-
-def machine_cpu_seconds() -> float:
-    """CPU time the whole machine spent busy so far (all but idle and iowait)."""
-    values = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    return (sum(values) - values[3] - values[4]) / TICKS
-
-
-class CpuProbe:
-    """The processes behind a configuration, grouped as `--cpu` reports them."""
-
-    def __init__(self, service: "Service", postgres_url: str | None, redis_url: str | None):
-        self.service, self.postgres_url, self.redis_url = service, postgres_url, redis_url
-
-    def groups(self) -> dict[str, list[int]]:
-        groups = {"web": self.service.workers(), "jobs": self.service.jobs()}
-        if self.postgres_url:
-            import psycopg
-            from psycopg.conninfo import conninfo_to_dict
-
-            with psycopg.connect(self.postgres_url, autocommit=True) as conn:
-                groups["postgres"] = [row[0] for row in conn.execute(
-                    "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                    [conninfo_to_dict(self.postgres_url)["dbname"]],
-                )]
-        if self.redis_url:
-            import redis
-
-            groups["redis"] = [int(redis.Redis.from_url(self.redis_url).info("server")["process_id"])]
-        return groups
-
-    def measure(self, run):
-        """`run()`'s result, and the CPU seconds each group and the machine spent meanwhile."""
-        groups = self.groups()  # the workers' connections are open after the warm-up
-        before = {name: cpu_seconds(pids) for name, pids in groups.items()}
-        machine = machine_cpu_seconds()
-        result = run()
-        spent = {name: cpu_seconds(pids) - before[name] for name, pids in groups.items()}
-        spent["machine"] = machine_cpu_seconds() - machine
-        return result, spent
-
-
-# --- Load ------------------------------------------------------------------------------------
-
-WRK_SCRIPT = """
-wrk.method = "{method}"
-wrk.headers["Authorization"] = "Bearer {key}"
-{body}
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('BENCH {{"requests":%d,"us":%d,"p50":%d,"p95":%d,"errors":%d,"non2xx":%d}}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(95),
-    e.connect + e.read + e.write + e.timeout, e.status))
-end
-"""
-
-
-def wrk(port: int, script: Path, path: str, connections: int, seconds: float) -> dict:
-    out = subprocess.run(
-        ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "30s", "-s", str(script),
-         f"http://127.0.0.1:{port}{path}"],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    line = next(line for line in out.splitlines() if line.startswith("BENCH "))
-    stats = json.loads(line[6:])
-    if stats["errors"] or stats["non2xx"]:
-        raise SystemExit(f"wrk saw errors on {path}: {stats}\n{out}")
-    return {"rps": stats["requests"] / (stats["us"] / 1e6), "p50_ms": stats["p50"] / 1000, "p95_ms": stats["p95"] / 1000,
-            "requests": stats["requests"]}
-
-
-def prepare(name: str, workdir: Path, *, postgres_url: str, redis_url: str, base_dir: Path = BASE_DIR,
-            big: int = 0, list_polls: int = 60, other_polls: int = 5000) -> tuple[dict, dict, dict]:
-    """A configuration's environment, fixtures (`base_dir`'s own models and bench.fixtures, in a
-    database made afresh) and wrk scripts: (env, ids, {method: script})."""
-    env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(free_port()), "PYTHONPATH": str(base_dir),
-           "DJANGO_SETTINGS_MODULE": "config.settings", "BENCH_BODY_FILE": str(workdir / "body.json"),
-           "RATELIMIT_PER_MINUTE": str(10**9), "RATELIMIT_PER_DAY": str(10**9)}
-    if name == "sqlite":
-        env.update(DATABASE_URL=f"sqlite:///{workdir}/db.sqlite3", REDIS_URL="", CELERY_BROKER_URL="",
-                   WEBHOOKS_DISPATCH="embedded")
-    else:
-        reset_postgres(postgres_url)
-        import redis
-
-        redis.Redis.from_url(redis_url).flushdb()
-        env.update(DATABASE_URL=postgres_url, REDIS_URL=redis_url, CELERY_BROKER_URL=redis_url)
-        env.pop("WEBHOOKS_DISPATCH", None)
-    subprocess.run([PYTHON, str(base_dir / "bench" / "endpoints.py"), "--build-fixtures", str(workdir), "--big", str(big),
-                    "--list-polls", str(list_polls), "--other-polls", str(other_polls)],
-                   cwd=base_dir, check=True,
-                   env={**env, "DB_STATEMENT_TIMEOUT_MS": "0"})  # loading 2,000,000 votes takes a while
-    ids = json.loads((workdir / "fixtures.json").read_text())
-    body = (workdir / "post.json").read_text()
-    scripts = {}
-    for method, has_body in (("GET", False), ("POST", True)):
-        script = workdir / f"{method}.lua"
-        script.write_text(WRK_SCRIPT.format(
-            method=method, key=ids["key"],
-            body=f'wrk.headers["Content-Type"] = "application/json"\nwrk.body = [[{body}]]' if has_body else "",
-        ))
-        scripts[method] = script
-    return env, ids, scripts
-
-
-def start(name: str, env: dict, workdir: Path, base_dir: Path = BASE_DIR) -> Service:
-    """The service of a configuration as `bin/serve` (SQLite) or the Procfile (PostgreSQL) runs it."""
-    if name == "sqlite":
-        return Service(env, workdir, [PYTHON, "manage.py", "runjobs"], {}, base_dir)
-    return Service(env, workdir, [str(Path(PYTHON).with_name("celery")), "-A", "config", "worker",
-                                  "--loglevel", "WARNING"], {"DB_SYNCHRONOUS_COMMIT": "off"}, base_dir)
 
 
 def selected(only: str | None) -> list[tuple]:
@@ -422,6 +195,7 @@ def main() -> None:
                         "(with the bare baselines), e.g. --only POST or --only GET,results")
     parser.add_argument("--cpu", action="store_true", help="also the CPU per request of each process (see above)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--markdown", action="store_true", help="end with the floors' table (see above)")
     parser.add_argument("--build-fixtures", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_fixtures:
@@ -439,27 +213,8 @@ def main() -> None:
             print_config(results[-1], args)
     if args.json:
         print(json.dumps(results, indent=2))
-
-
-def print_config(result: dict, args) -> None:
-    print(f"\n== {result['config']}: load average {result['load_start']:.2f} at the start, "
-          f"{result['load_end']:.2f} at the end; {args.rounds} rounds of {args.seconds:g} s; "
-          f"fixtures built in {result['setup_s']} s")
-    print(f"{'endpoint':<26}{'conns':>6}{'rps':>9}{'÷ bare view':>13}{'p50 ms':>9}{'p95 ms':>9}")
-    for label, stats in result["endpoints"].items():
-        ratio = stats["ratio_to_bare_view"]
-        print(f"{label:<26}{stats['connections']:>6}{stats['rps']:>9}{'-' if ratio is None else ratio:>13}"
-              f"{stats['p50_ms']:>9}{stats['p95_ms']:>9}")
-    if result["cpu_ms_per_request"]:
-        groups = list(next(iter(result["cpu_ms_per_request"].values())))
-        print(f"CPU ms per request{'':<8}" + "".join(f"{group:>10}" for group in groups))
-        for label, spent in result["cpu_ms_per_request"].items():
-            print(f"{label:<26}" + "".join(f"{spent[group]:>10}" for group in groups))
-    if result["big"]:
-        big = result["big"]
-        print(f"participants {args.big:,}x100: {big['bytes']:,} B in {big['median_s']} s (median of 3), "
-              f"worker peak RSS {big['worker_peak_rss_mb']} MB")
-    sys.stdout.flush()
+    elif args.markdown:
+        print_markdown(results)
 
 
 if __name__ == "__main__":
