@@ -68,7 +68,7 @@ def post_worker_init(worker):
     in every few thousand `POST /v1/polls` (9 to 27 us per request on average), more often
     the more a request allocates. Those objects live as long as the worker, so they are
     frozen once it has loaded the application and imported its views (`gc.freeze`): a full
-    collection then took 0.7 ms (docs/performance.md)."""
+    collection then walks only what requests allocated."""
     import gc
 
     from django.urls import get_resolver

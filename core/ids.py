@@ -41,7 +41,7 @@ def grouped_ids(count: int) -> list[str]:
     by side, so that a new poll of ten options changes one leaf page of it instead of ten:
     SQLite appends every page a commit changed to its WAL (about 35 a `POST /v1/polls` with
     uniformly random ids, 25 so), PostgreSQL logs a whole page the first time one changes
-    after a checkpoint (docs/performance-journal.md)."""
+    after a checkpoint."""
     text = _draw(_LOWER_DIGITS, 8 + 16 * count)
     return [text[:8] + text[start:start + 16] for start in range(8, 8 + 16 * count, 16)]
 

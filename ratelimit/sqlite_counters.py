@@ -7,8 +7,6 @@ each count made every other connection drop its page cache (a WAL reader starts 
 any other connection's commit). Here the counters live in a file beside the service's
 database, `<name>-counters<suffix>` (`var/db-counters.sqlite3` beside `var/db.sqlite3`),
 with a write lock and a WAL of their own: a count waits only for another count.
-`POST /v1/polls` under `wrk -c8` went from 0.15-0.19 to 0.17-0.21 of the bare view in
-alternating runs, and the machine's CPU per `GET` fell by a sixth (docs/performance.md).
 
 The file holds nothing but counters (windows of at most a day): deleting it forgets the
 day's counts and nothing else. Its first connection creates the tables, from the models'

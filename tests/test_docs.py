@@ -59,3 +59,47 @@ def test_the_docs_list_the_ci_stages_in_the_order_ci_runs_them():
         sentence = text[text.index(start):text.index(".", text.index("PostgreSQL", text.index(start)))]
         positions = [sentence.index(word) for word in words]
         assert positions == sorted(positions), (doc, sentence)
+
+
+# --- The docs themselves -------------------------------------------------------------------
+
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+
+
+def test_the_docs_are_read_in_an_hour():
+    """README.md at most 180 lines, docs/performance.md at most 150, all of docs/ under 1,600."""
+    lines = {path.relative_to(ROOT).as_posix(): len(path.read_text().splitlines()) for path in [ROOT / "README.md", *DOCS]}
+    assert lines["README.md"] <= 180
+    assert lines["docs/performance.md"] <= 150
+    assert sum(count for name, count in lines.items() if name.startswith("docs/")) < 1600, lines
+
+
+def anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_the_docs_leads_to_a_file_and_a_heading_that_exist():
+    broken = []
+    for doc in [ROOT / "README.md", *DOCS]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text()):
+            if re.match(r"[a-z]+:", target):
+                continue  # another site
+            path, _, fragment = target.partition("#")
+            linked = (doc.parent / path).resolve() if path else doc
+            if not linked.exists():
+                broken.append(f"{doc.name}: {target}")
+            elif fragment and linked.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", linked.read_text(), re.M)
+                if fragment not in {anchor(heading) for heading in headings}:
+                    broken.append(f"{doc.name}: {target}")
+    assert not broken
+
+
+def test_every_setting_the_service_reads_is_in_the_deploy_guides_settings_table():
+    read = set()
+    for path in (ROOT / "config").rglob("*.py"):
+        read |= set(re.findall(r"\benv\.\w+\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']", path.read_text()))
+    deploy = (ROOT / "docs" / "deploy.md").read_text()
+    table = deploy[deploy.index("## Settings"):deploy.index("\n## ", deploy.index("## Settings") + 1)]
+    assert read and read <= set(re.findall(r"`([A-Z][A-Z0-9_]+)`", table)), read - set(re.findall(r"`([A-Z][A-Z0-9_]+)`", table))

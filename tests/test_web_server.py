@@ -151,7 +151,7 @@ def test_slow_clients_do_not_stall_the_api(server):
 def test_a_worker_leaves_what_it_loaded_out_of_the_garbage_collections(tmp_path):
     # config/gunicorn.py's post_worker_init, as a worker runs it once the application is
     # loaded: the views imported, and everything then alive frozen (gc.freeze), so that a
-    # full collection no longer walks Django, DRF and the views (docs/performance.md).
+    # full collection no longer walks Django, DRF and the views.
     script = (
         "import gc, importlib.util, sys, django\n"
         "django.setup()\n"
