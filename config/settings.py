@@ -294,6 +294,9 @@ PAGES_LIMIT_PER_POLL = (env.int("PAGES_LIMIT_PER_POLL_PER_MINUTE", default=60),
                         env.int("PAGES_LIMIT_PER_POLL_PER_DAY", default=2000))
 # Participants' answers shown per page of the invite page's grid.
 PAGES_GRID_PAGE_SIZE = env.int("PAGES_GRID_PAGE_SIZE", default=15)
+# Where the pages live: a request there that fails before any view (a refused body, Django's
+# own 400) gets an HTML page of theirs, not the API's JSON envelope.
+PAGE_PATH_PREFIXES = ("/invite/", "/poll/")
 CSRF_FAILURE_VIEW = "pages.views.csrf_failure"  # the pages' own 403; the back office keeps Django's
 # E-mail (organizers' sign-in links): EMAIL_URL as django-environ reads it, e.g.
 # smtp+tls://user:password@smtp.example.com:587; the console by default (bin/serve prints it).

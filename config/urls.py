@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 
@@ -5,9 +6,10 @@ import polls.urls
 import webhooks.urls
 from core import health
 from core.api.docs import docs, root
-from core.api.errors import json_404
+from core.api.errors import json_400, json_404
 from core.api.openapi import OpenApiView
 from core.metrics import metrics_view
+from pages.views import form_refused
 
 # The back office: the service's name instead of "Django administration", and no "View
 # site" link (the service has no site of its own to view; the app lives on APP_URL).
@@ -48,6 +50,15 @@ urlpatterns = [
     re_path(r"^", json_404),
 ]
 
-handler400 = "core.api.errors.json_400"
+
+
+def handler400(request, exception=None):
+    """Django's own 400 (a malformed Host header; a form with more fields than
+    DATA_UPLOAD_MAX_NUMBER_FIELDS): a page under the pages, the JSON envelope elsewhere."""
+    if request.path.startswith(settings.PAGE_PATH_PREFIXES):
+        return form_refused(request, exception)
+    return json_400(request, exception)
+
+
 handler404 = "core.api.errors.json_404"
 handler500 = "core.api.errors.json_500"

@@ -1,5 +1,6 @@
 """The scheduled event of a poll as an iCalendar file (RFC 5545) for the invite page."""
 
+import re
 from datetime import timedelta
 
 from django.utils import timezone
@@ -7,10 +8,17 @@ from django.utils import timezone
 from pages.display import ics_stamp
 from polls.models import Poll
 
+# Every line break Unicode knows (what str.splitlines splits on: CR LF, LF, CR, VT, FF, the
+# separators U+001C-U+001E, NEL, U+2028, U+2029) becomes the escaped `\n` of a TEXT value;
+# every other control character (C0 but TAB, DEL, C1), which RFC 5545 does not allow in
+# TEXT, is left out. A value stored before the API refused them still makes a valid file.
+_LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
 
 def _text(value: str) -> str:
-    return (value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
-            .replace("\r\n", "\\n").replace("\n", "\\n").replace("\r", "\\n"))
+    value = value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
+    return _CONTROL.sub("", _LINE_BREAK.sub("\\\\n", value))
 
 
 def _fold(line: str) -> str:

@@ -5,16 +5,18 @@
   to this origin (an edit link holds its token in the URL; `no-referrer` would make browsers
   send `Origin: null`, which the CSRF check refuses).
 - A crash or a database failure under a page is an HTML page (500, 503), not the API's
-  JSON envelope."""
+  JSON envelope; so is a form whose body config/wsgi.py refused (too large, too slow: 400),
+  answered before any view or CSRF check runs."""
 
 import logging
 
 from django.conf import settings
 from django.db import DatabaseError
 
-from pages.views import error_page
+from core.dbguard import REFUSED
+from pages.views import error_page, form_refused
 
-PAGE_PREFIXES = ("/invite/", "/poll/")
+PAGE_PREFIXES = settings.PAGE_PATH_PREFIXES
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
@@ -26,7 +28,10 @@ class PageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        response = self.get_response(request)
+        if request.META.get(REFUSED) and request.path.startswith(PAGE_PREFIXES):
+            response = form_refused(request)
+        else:
+            response = self.get_response(request)
         if request.path.startswith(PAGE_PREFIXES):
             response["Content-Security-Policy"] = CSP
             response["Referrer-Policy"] = "same-origin"

@@ -12,6 +12,7 @@ from datetime import timedelta
 from django import forms
 from django.conf import settings
 from django.http import StreamingHttpResponse
+from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -165,6 +166,7 @@ def sign_in_link(request, poll: Poll, token: str):
     if user is None:
         return _dead_link(request, poll)
     request.session.cycle_key()  # a new session id: nothing set before signing in carries over
+    rotate_token(request)  # and a new CSRF token, as Django's login() gives: one seen before is worthless
     request.session[SESSION_KEY] = user.pk
     request.session.set_expiry(int(SESSION_IDLE.total_seconds()))
     logger.info("organizer signed in", extra={"poll_id": poll.pk, "user_id": user.pk})

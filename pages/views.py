@@ -49,6 +49,14 @@ def not_found(request, exception=None):
                       "This link leads to no poll: it may have been deleted, or the address is incomplete.")
 
 
+def form_refused(request, exception=None):
+    """A form the service would not read: its body too large or too slow to arrive
+    (config/wsgi.py), or more fields than Django accepts (Django's 400)."""
+    return error_page(request, 400, "Not accepted",
+                      "What you sent could not be read: more than this form takes, or too slow to arrive. "
+                      "Go back, shorten it and send it again.")
+
+
 def csrf_failure(request, reason=""):
     """CSRF_FAILURE_VIEW: the pages' own 403; the back office keeps Django's."""
     if not request.path.startswith(("/invite/", "/poll/")):

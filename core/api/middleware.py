@@ -25,8 +25,12 @@ def is_api_path(path: str) -> bool:
 
 
 def _answered_before_django(request):
-    """The answer config/wsgi.py decided on without a request slot, or None."""
+    """The answer config/wsgi.py decided on without a request slot, or None. A refused body
+    under the pages (settings.PAGE_PATH_PREFIXES) goes on, empty, for their middleware to
+    answer with a page."""
     if request.META.get(REFUSED):  # the body was refused
+        if request.path.startswith(settings.PAGE_PATH_PREFIXES):
+            return None
         response = error_response(400, "VALIDATION_ERROR", request.META[REFUSED])
     elif request.META.get(NO_SLOT):  # every request slot stayed busy
         response = error_response(503, "SERVICE_UNAVAILABLE", "The service is overloaded; try again later.",

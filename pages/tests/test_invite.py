@@ -222,6 +222,40 @@ def test_every_form_needs_its_csrf_token(make_poll, browser):
     assert answer(browser, poll, {}).status_code == 302
 
 
+
+def test_an_oversized_form_is_answered_with_a_page(make_poll, settings, browser):
+    """A body config/wsgi.py refuses (larger than MAX_REQUEST_BODY_BYTES), and a form with more
+    fields than Django reads, get the pages' HTML 400, not the API's JSON; nothing is saved."""
+    from io import BytesIO
+
+    from django.test import RequestFactory
+
+    from config.wsgi import application
+    from tests.test_edge_inputs import database_kept_open
+
+    poll = make_poll()
+    settings.MAX_REQUEST_BODY_BYTES = 1000
+    url = f"/invite/{poll['id']}"
+    body = f"csrfmiddlewaretoken={csrf(browser, url)}&name={'a' * 1000}".encode()
+    environ = RequestFactory().post(url).environ
+    environ.update({"CONTENT_TYPE": "application/x-www-form-urlencoded", "CONTENT_LENGTH": str(len(body)),
+                    "wsgi.input": BytesIO(body), "HTTP_COOKIE": f"csrftoken={browser.cookies['csrftoken'].value}"})
+    started = []
+    with database_kept_open():
+        chunks = application(environ, lambda status, headers, exc_info=None: started.append((status, dict(headers))))
+        content = b"".join(chunks).decode()
+        chunks.close()
+    status, headers = started[0]
+    assert status.startswith("400") and headers["Content-Type"] == "text/html; charset=utf-8", started
+    assert "Not accepted" in content and "Content-Security-Policy" in headers
+    assert int(headers["Content-Length"]) == len(content.encode())
+    many = {"csrfmiddlewaretoken": csrf(browser, url), "name": "Ada",
+            **{f"field{n}": "x" for n in range(settings.DATA_UPLOAD_MAX_NUMBER_FIELDS)}}
+    response = browser.post(url, many)
+    assert response.status_code == 400 and response["Content-Type"] == "text/html; charset=utf-8"
+    assert "Not accepted" in text(response)
+    assert poll_row(poll).participants.count() == 0
+
 def test_the_back_office_keeps_djangos_csrf_page(browser):
     response = browser.post("/admin/login/", {"username": "x", "password": "y"})
     assert response.status_code == 403 and "Form expired" not in text(response)
@@ -346,6 +380,22 @@ def test_a_scheduled_date_is_an_all_day_event(make_poll, client):
     content = client.get(f"/invite/{poll['id']}/event.ics").content.decode()
     assert "DTSTART;VALUE=DATE:20300503\r\nDTEND;VALUE=DATE:20300504\r\n" in content
 
+
+
+def test_the_ics_escapes_every_line_break_and_drops_control_characters(make_poll, client):
+    """Values stored before the API refused control characters still make one content line each."""
+    from polls.models import Poll
+
+    poll = make_poll()
+    poll_services.schedule_poll(poll=poll_row(poll), option_id=poll["options"][0]["id"])
+    Poll.objects.filter(pk=poll["id"]).update(
+        title="A\u2028B\u2029C\x85D\x0bE\x0cF", location="Room\x01 4\x1b\x7f\x9b",
+        description="one\r\ntwo\rthree\nfour\tfive\x1csix")
+    content = client.get(f"/invite/{poll['id']}/event.ics").content.decode()
+    lines = content.split("\r\n")
+    assert "SUMMARY:A\\nB\\nC\\nD\\nE\\nF" in lines and "LOCATION:Room 4" in lines
+    assert "DESCRIPTION:one\\ntwo\\nthree\\nfour\tfive\\nsix" in lines
+    assert not re.search("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]", content.replace("\r\n", ""))
 
 def test_no_ics_unless_scheduled(make_poll, client):
     poll = make_poll()

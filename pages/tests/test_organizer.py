@@ -41,6 +41,18 @@ def test_a_link_is_emailed_to_the_organizer_and_signs_in_once(make_poll, organiz
     assert "Send me a sign-in link" in other.get(f"/poll/{poll['id']}").content.decode()
 
 
+
+def test_signing_in_rotates_the_csrf_token(make_poll, organizer_email, mailoutbox):
+    """A CSRF token known before the sign-in (planted, or read over a shoulder) is worthless after it."""
+    poll = make_poll()
+    client = Client(enforce_csrf_checks=True)
+    before = csrf(client, f"/poll/{poll['id']}")
+    cookie_before = client.cookies["csrftoken"].value
+    sign_in(client, poll, organizer_email, mailoutbox)
+    assert client.cookies["csrftoken"].value != cookie_before
+    assert client.post(f"/poll/{poll['id']}/act", {"csrfmiddlewaretoken": before, "action": "close"}).status_code == 403
+    assert poll_row(poll).status == "open"
+
 def test_another_address_gets_the_same_answer_and_no_mail(make_poll, organizer_email, mailoutbox, space):
     poll = make_poll()
     space_services.get_or_create_user(email="stranger@example.com", name="Stranger")
