@@ -141,17 +141,6 @@ def fresh_maintenance_cache():
 
 
 @pytest.fixture(autouse=True)
-def fresh_key_cache():
-    """Each process keeps what it read for the keys it served (spaces.keycache), but every
-    test's database is rolled back, without the bumps of its commit: forget them."""
-    from spaces import keycache
-
-    keycache.clear()
-    yield
-    keycache.clear()
-
-
-@pytest.fixture(autouse=True)
 def forget_sqlite_counters():
     """On SQLite the rate-limit counters live in a database of their own
     (ratelimit.sqlite_counters), outside the transaction each test rolls back: emptied after
@@ -273,16 +262,12 @@ def request_overhead(api, monkeypatch) -> int:
     limiter), measured on a request whose endpoint needs no query of its own ("-" cannot be
     a poll id). A warm-up request first settles the once-a-minute key bookkeeping, and the
     maintenance switch stays cached for the test, so that the count is exact."""
-    from django.conf import settings
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from core import maintenance
 
     maintenance._cached = None
-    # The endpoints' own queries are counted here, on the database each request reads; what
-    # cached reads spare is pinned in tests/test_read_cache.py.
-    monkeypatch.setattr(settings, "READ_CACHE_SECONDS", 0)
     api.get("/v1/polls/-/results")
     monkeypatch.setattr(maintenance, "_CACHE_SECONDS", 3600.0)
     with CaptureQueriesContext(connection) as queries:

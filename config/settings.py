@@ -237,11 +237,6 @@ RATELIMIT_UNAVAILABLE_RETRY_AFTER = env.int("RATELIMIT_UNAVAILABLE_RETRY_AFTER",
 DATABASE_UNAVAILABLE_RETRY_AFTER = env.int("DATABASE_UNAVAILABLE_RETRY_AFTER", default=30)
 # Seconds the limiter waits for Redis (connect, then answer) before failing closed (503).
 RATELIMIT_STORE_TIMEOUT = env.float("RATELIMIT_STORE_TIMEOUT", default=0.25)
-# With Redis: seconds a web process may use what it read for an API key (the key, its space,
-# and a poll's row for the poll's reads) without the database, as long as the version tokens
-# checked in the limiter's round trip are unchanged (core.versions, spaces.keycache). 0: every
-# request reads the database. The bound for a change whose tokens could not be set.
-READ_CACHE_SECONDS = env.float("READ_CACHE_SECONDS", default=10)
 # Largest request body accepted, in bytes; a larger one is a VALIDATION_ERROR.
 MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=256 * 1024)
 # Requests each web process runs through Django at once (config/wsgi.py); each may hold a

@@ -29,9 +29,6 @@ REJECTIONS = Counter("service_http_rejections", "Requests refused with 429 or 50
                      "(rate_limit, maintenance, database, ratelimit_store, overloaded, other).", ["status", "cause"])
 RATELIMIT_STORE_ERRORS = Counter("service_ratelimit_store_errors",
                                  "Rate-limit counter store (Redis or the database) failures; each request fails closed (503).")
-VERSION_BUMP_ERRORS = Counter("service_version_bump_errors",
-                               "Version tokens not set in Redis after a change (core.versions); the cached "
-                               "reads of API requests that depend on them live READ_CACHE_SECONDS at most.")
 DELIVERIES = Counter("service_webhook_deliveries_finished",
                      "Webhook deliveries that reached a final state, by outcome (succeeded, failed, canceled).",
                      ["outcome"])
@@ -72,10 +69,6 @@ def observe_request(route: str, method: str, status: int, seconds: float, messag
 
 def ratelimit_store_failed() -> None:
     RATELIMIT_STORE_ERRORS.inc()
-
-
-def version_bump_failed() -> None:
-    VERSION_BUMP_ERRORS.inc()
 
 
 def delivery_finished(outcome: str, count: int = 1) -> None:

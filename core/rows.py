@@ -167,9 +167,7 @@ class Rider:
     sql: Callable[[str], tuple[str, str]]
     params: list
     read: Callable
-    #: The version tokens (core.versions) that its result depends on, besides the key's
-    #: (`versions(result)`): a web process may then use the result again without the
-    #: database while they are unchanged (spaces.keycache). None: read every time.
+    #: Unused (kept for the riders that still pass it).
     versions: Callable[[object], tuple[str, ...]] | None = None
 
 

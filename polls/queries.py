@@ -15,7 +15,6 @@ from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
 
-from core import versions
 from core.rows import Columns, Kept, Rider, RowsRider, Table, pack, split, unpacker
 from core.statements import statement_cursor
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
@@ -191,12 +190,7 @@ def _ridden_poll(values):
 def poll_rider(poll_id: str) -> Rider:
     """`poll_row` of the key's space, read in the key lookup's statement (core.rows.Rider):
     the same row, or None, as `poll_row(space_id, poll_id)` gives."""
-    return Rider(_rider_sql, [poll_id], _ridden_poll, versions=functools.partial(_poll_tokens, poll_id))
-
-
-def _poll_tokens(poll_id: str, row) -> tuple[str, ...]:
-    """What a poll's row depends on: the poll, and its organizer's name, e-mail and picture."""
-    return (versions.poll(poll_id),) if row is None else (versions.poll(poll_id), versions.user(row.organizer.id))
+    return Rider(_rider_sql, [poll_id], _ridden_poll)
 
 
 @functools.cache

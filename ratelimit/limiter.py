@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from core.versions import Versions
 from ratelimit import windows
 from ratelimit.stores import StoreUnavailable, get_store
 
@@ -31,22 +30,19 @@ class Decision(NamedTuple):
     retry_after: int | None = None
 
 
-def consume(space, versions: Versions | None = None) -> Decision:
+def consume(space) -> Decision:
     """Count one request of `space` (a refused one counts nothing). Raises `StoreUnavailable`
     when the store fails: the caller fails closed. No HTTP here: the API's throttle
-    (ratelimit.throttling) answers 429 or 503. `versions` (Redis only): the version tokens a
-    cached read of the request was made with, checked in the same round trip; `Stale`, and
-    nothing counted, when one changed (spaces.keycache)."""
-    return start(space, versions)()
+    (ratelimit.throttling) answers 429 or 503."""
+    return start(space)()
 
 
-def start(space, versions: Versions | None = None) -> Callable[[], Decision]:
+def start(space) -> Callable[[], Decision]:
     """`consume`, its answer read later: counts (with Redis, sends the count) and returns the
     function that gives the `Decision`, raising as `consume` does, so that the caller's own
     work runs while Redis answers."""
     now = now_ms()
-    store = get_store()
-    outcome = store.start_hit(space.pk, now, versions) if versions else store.start_hit(space.pk, now)
+    outcome = get_store().start_hit(space.pk, now)
 
     def decision() -> Decision:
         counted = outcome()

@@ -30,7 +30,6 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from core.redis_commands import Script, shared
 from core.statements import statement_cursor
-from core.versions import Stale, Versions
 from ratelimit import sqlite_counters
 from ratelimit.models import Counter, KeyCounter, LimitOverride
 from ratelimit.windows import DAY, MINUTE, Outcome, Window
@@ -65,12 +64,10 @@ def _windows(now_ms: int, minute: tuple, day: tuple) -> tuple[Window, Window]:
 
 # --- Redis ------------------------------------------------------------------------------
 
-# KEYS[1]: the space's hash; KEYS[2..]: version tokens (core.versions) a cached read of the
-# request was made with. ARGV: now, default per-minute and per-day limits, the window
-# lengths and the override cache lifetime (all milliseconds), then the tokens expected for
-# KEYS[2..] ('' = none), then optionally the override to cache (per minute, per day; '' = the
-# default). Returns {-2, token...} (nothing counted) when a token differs, {-1} when the
-# cached override is missing or stale and none was passed, else {counted (1/0), minute
+# KEYS[1]: the space's hash. ARGV: now, default per-minute and per-day limits, the window
+# lengths and the override cache lifetime (all milliseconds), then optionally the override to
+# cache (per minute, per day; '' = the default). Returns {-1} when the cached override is
+# missing or stale and none was passed, else {counted (1/0), minute
 # limit, minute start, minute count, day limit, day start, day count}. Hash fields: ms/mc and
 # ds/dc = start and count of the minute and day windows, om/od/oa = the cached override and
 # when it was cached.
@@ -78,16 +75,7 @@ LUA = """
 local key = KEYS[1]
 local now = tonumber(ARGV[1])
 local minute_ms, day_ms, cache_ms = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-if #KEYS > 1 then
-  local tokens = redis.call('MGET', unpack(KEYS, 2))
-  local stale = false
-  for i, token in ipairs(tokens) do
-    tokens[i] = token or ''
-    if tokens[i] ~= ARGV[6 + i] then stale = true end
-  end
-  if stale then table.insert(tokens, 1, -2) return tokens end
-end
-local extra = 6 + #KEYS
+local extra = 7
 local h = redis.call('HMGET', key, 'ms', 'mc', 'ds', 'dc', 'om', 'od', 'oa')
 local om, od = h[5], h[6]
 if ARGV[extra] then
@@ -139,18 +127,15 @@ class RedisStore:
     def key(space_id: str) -> str:
         return f"ratelimit:{space_id}"
 
-    def hit(self, space_id: str, now_ms: int, versions: Versions | None = None) -> Outcome:
-        """Count one request of the space. `versions`: the version tokens a cached read of
-        the request was made with (core.versions), checked first: `Stale`, and nothing
-        counted, when one changed."""
-        return self.start_hit(space_id, now_ms, versions)()
+    def hit(self, space_id: str, now_ms: int) -> Outcome:
+        """Count one request of the space."""
+        return self.start_hit(space_id, now_ms)()
 
-    def start_hit(self, space_id: str, now_ms: int, versions: Versions | None = None) -> Callable[[], Outcome]:
+    def start_hit(self, space_id: str, now_ms: int) -> Callable[[], Outcome]:
         """`hit`, its answer read later: sends the count and returns the function that reads
         its outcome (or raises as `hit` does)."""
-        keys = [self.key(space_id), *(versions.names if versions else ())]
-        args = [now_ms, *default_limits(), MINUTE * 1000, DAY * 1000, OVERRIDE_CACHE_SECONDS * 1000,
-                *(versions.tokens if versions else ())]
+        keys = [self.key(space_id)]
+        args = [now_ms, *default_limits(), MINUTE * 1000, DAY * 1000, OVERRIDE_CACHE_SECONDS * 1000]
         with _unavailable_on(redis.RedisError):
             reply = self.commands.send_script(_SCRIPT, keys, args)
 
@@ -160,9 +145,6 @@ class RedisStore:
                 if result[0] == -1:
                     override = _override(space_id)
                     result = self.script(keys=keys, args=[*args, *("" if v is None else v for v in override)])
-            if result[0] == -2:
-                raise Stale(Versions(versions.names, tuple(token.decode() if isinstance(token, bytes) else token
-                                                             for token in result[1:])))
             counted, *state = result
             minute, day = _windows(now_ms, state[0:3], state[3:6])
             return Outcome(allowed=counted == 1, minute=minute, day=day)

@@ -10,7 +10,6 @@ from rest_framework.throttling import BaseThrottle
 
 from core import metrics
 from core.api import errors
-from core.versions import Versions
 from ratelimit.limiter import StoreUnavailable, start
 
 
@@ -19,20 +18,17 @@ class SpaceRateThrottle(BaseThrottle):
         # Counts the request; the answer (the RateLimit-* headers, or the 429 or 503 envelope
         # with its headers) is read by core.api.views.ApiView.counted: at once, or after the
         # handler validated its body (ApiView.counted_late), while Redis answers.
-        # A key read from this process's cache (spaces.keycache) is checked here too: `Stale`
-        # comes with the answer, and ApiView reads the key again from the database.
-        request.count_answer = start_check(request.auth.space, getattr(request.auth, "versions", None))
+        request.count_answer = start_check(request.auth.space)
         return True
 
 
-def start_check(space, versions: Versions | None = None) -> Callable[[], dict[str, str]]:
+def start_check(space) -> Callable[[], dict[str, str]]:
     """Count one API request of `space` (with Redis, send the count); returns the function
     that reads the answer: the RateLimit-* headers, or raises `RateLimitExceeded` (429, with
     Retry-After and the RateLimit-* headers) when a window is exhausted, `ServiceUnavailable`
-    (503, Retry-After only) when the store fails, `Stale` (nothing counted) when `versions`
-    are not the current ones."""
+    (503, Retry-After only) when the store fails."""
     try:
-        decision = start(space, versions)
+        decision = start(space)
     except StoreUnavailable:
         _unavailable()
 

@@ -8,11 +8,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
-from core import versions
 from core.api import errors
 from core.rows import Rider, RowsRider
-from core.versions import Versions
-from spaces import keycache
 from spaces.keys import key_matches, prefix_of
 from spaces.models import ApiKey, Space
 from spaces.queries import key_by_prefix
@@ -31,9 +28,6 @@ class ApiClient:
     is_authenticated: bool = True
     #: What the view's rider read with the key (`ApiView.read_with_key`); None without one.
     ridden: object = None
-    #: The version tokens the limiter checks when the key and `ridden` came from this
-    #: process's cache (spaces.keycache); None when they were read from the database.
-    versions: Versions | None = None
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -46,16 +40,14 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise errors.InvalidAuthorizationHeader()
         view = request.parser_context.get("view")
         rider = view.read_with_key(request) if hasattr(view, "read_with_key") else None
-        # Tokens the limiter returned when this request's cached read was out of date
-        # (core.api.views.ApiView): read before the rows that follow.
-        key, ridden, cached = authenticate_key(parts[1], rider, getattr(request._request, "fresh_versions", None))
+        key, ridden = authenticate_key(parts[1], rider)
         if key is None:
             raise errors.Unauthorized(
                 "The API key is invalid, expired or revoked.",
                 headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
             )
         request._request.space_id = key.space_id  # for the access log
-        client = ApiClient(space=key.space, key=key, ridden=ridden, versions=cached)
+        client = ApiClient(space=key.space, key=key, ridden=ridden)
         return client, client
 
     def authenticate_header(self, request):
@@ -71,36 +63,19 @@ class HasProSpace(BasePermission):
         return True
 
 
-def authenticate_key(
-    raw: str, rider: Rider | RowsRider | None = None, fresh: Versions | None = None
-) -> tuple[ApiKey | None, object, Versions | None]:
+def authenticate_key(raw: str, rider: Rider | RowsRider | None = None) -> tuple[ApiKey | None, object]:
     """The active key `raw` names, with its space, owner and subscription, and what `rider`
-    read in the same statement (one query); (None, None, None) for no active key. The
-    objects may be shared with other requests of the process: read them, never change them.
-
-    With cached reads on (core.versions.enabled), a key this process read lately for the
-    same rider comes from spaces.keycache without a query, with the version tokens that the
-    limiter must find unchanged (the third value; None for a read from the database, which
-    is kept there with `fresh`, the tokens read before it, if given)."""
+    read in the same statement (one query); (None, None) for no active key. The objects may
+    be shared with other requests of the process: read them, never change them."""
     prefix = prefix_of(raw)
     if prefix is None:
-        return None, None, None
-    cached = versions.enabled() and keycache.cacheable(rider)
+        return None, None
     now = timezone.now()
-    if cached and fresh is None:
-        entry = keycache.get(prefix, rider)
-        if entry is not None and _usable(entry.key, raw, now) and entry.key.space.is_pro:
-            _note_use(prefix, entry.key, now)
-            return entry.key, entry.ridden, entry.versions
     key, ridden = key_by_prefix(prefix, rider)
     if key is None or not _usable(key, raw, now):
-        if cached:
-            keycache.drop(prefix, rider)
-        return None, None, None
-    _note_use(prefix, key, now)
-    if cached:
-        keycache.keep(prefix, rider, key, ridden, fresh)
-    return key, ridden, None
+        return None, None
+    _note_use(key, now)
+    return key, ridden
 
 
 def _usable(key: ApiKey, raw: str, now) -> bool:
@@ -112,16 +87,12 @@ def _usable(key: ApiKey, raw: str, now) -> bool:
     )
 
 
-def _note_use(prefix: str, key: ApiKey, now) -> None:
-    """Record the key's use when the last one recorded (in its row as read, or by this
-    process since: spaces.keycache, once per key however many polls it reads) is older than
-    the resolution."""
-    last_used_at = keycache.last_use(prefix, key.last_used_at)
-    if last_used_at is None or now - last_used_at >= LAST_USED_RESOLUTION:
+def _note_use(key: ApiKey, now) -> None:
+    """Record the key's use when the last one recorded is older than the resolution."""
+    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
         # In the database only: the key's object may be shared by the process's requests
         # (spaces.queries); the next read of its row brings the new value.
-        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)  # no version bump: the lookup's checks never read it
-        keycache.used(prefix, now)
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):

@@ -17,9 +17,3 @@ class WebhooksConfig(AppConfig):
         from webhooks import signals
 
         signals.work_waiting.connect(work_waiting, dispatch_uid="webhooks.dispatch")
-
-        from core import versions
-        from webhooks.models import Endpoint
-
-        # Whether a space has an enabled endpoint rides on its keys' lookup (spaces.keycache).
-        versions.bump_on_save(Endpoint, lambda endpoint: (versions.space(endpoint.space_id),))

@@ -15,7 +15,6 @@ from rest_framework.views import APIView
 from core.api import errors
 from core.maintenance import maintenance_enabled
 from core.rows import Rider, RowsRider
-from core.versions import Stale
 
 _HANDLER_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -92,26 +91,16 @@ class ApiView(APIView):
         if answer is None:
             return
         request.count_answer = None
-        try:
-            request.ratelimit_headers = answer()
-        except Stale as stale:
-            # The key came from this process's cache and something it depends on changed
-            # since (spaces.keycache); the limiter counted nothing. The same checks again,
-            # on the rows read now, after the tokens the limiter returned.
-            request._request.fresh_versions = stale.current
-            del request._user, request._auth
-            super().initial(request, *self.args, **self.kwargs)
-            answer, request.count_answer = request.count_answer, None
-            request.ratelimit_headers = answer()
+        request.ratelimit_headers = answer()
 
     def handle_exception(self, exc):
         # Refused before the handler read the limiter's answer (`counted_late`: a body that
         # is not valid): the answer first, as if the handler had waited for it, so that a
-        # 429 or 503 (or, on a stale cached key, the key's own error) is the response.
+        # 429 or 503 is the response.
         if getattr(self.request, "count_answer", None) is not None:
-            # What reading it raises is the response instead: a 429 or 503, or the key's 401
-            # or 403 when it was read again. Anything else (a database error while reading
-            # it) leaves from here, as DRF's own handling would re-raise it.
+            # What reading it raises is the response instead: a 429 or 503. Anything else (a
+            # database error while reading it) leaves from here, as DRF's own handling would
+            # re-raise it.
             try:
                 self.counted(self.request)
             except APIException as refused:

@@ -150,7 +150,6 @@ def test_a_replay_counts_no_endpoint_toward_the_limit(api):
 
 
 def test_constant_queries(api, settings):
-    settings.READ_CACHE_SECONDS = 0  # the queries of requests that read their key (tests/test_read_cache.py)
     post(api, "/v1/polls", date_poll_body("2030-01-02"), "warm-up")  # settles the key's last-used bookkeeping
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

@@ -12,7 +12,6 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from core import versions
 from core.errors import ServiceError
 from polls.models import Option, Poll
 from polls.rules import PURGE_AFTER
@@ -134,7 +133,6 @@ def delete_poll(*, poll: Poll) -> None:
     if Poll.objects.select_for_update().filter(pk=poll.pk, deleted_at__isnull=True).exists():
         now = timezone.now()
         Poll.objects.filter(pk=poll.pk).update(deleted_at=now, updated_at=now)
-        versions.bump(versions.poll(poll.pk))
         record_event(space_id=poll.space_id, type="poll.deleted", poll_id=poll.pk, at=now)
 
 
@@ -178,6 +176,5 @@ def purge_deleted_polls() -> list[str]:
     for poll_id in list(Poll.objects.filter(deleted_at__lte=cutoff).values_list("pk", flat=True)):
         with transaction.atomic():
             if Poll.objects.filter(pk=poll_id, deleted_at__lte=cutoff).delete()[0]:
-                versions.bump(versions.poll(poll_id))
                 purged.append(poll_id)
     return purged

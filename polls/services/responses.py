@@ -6,7 +6,6 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from core import versions
 from core.errors import ServiceError
 from core.formats import parse_email
 from polls.models import Participant, Poll, Vote
@@ -72,7 +71,6 @@ def _touch(poll: Poll, now: datetime, participants: int = 0) -> None:
     if participants:
         changes["participant_count"] = F("participant_count") + participants
     Poll.objects.filter(pk=poll.pk).update(**changes)
-    versions.bump(versions.poll(poll.pk))
     poll.updated_at = now
     if participants:
         poll.participant_count += participants

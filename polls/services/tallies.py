@@ -19,7 +19,6 @@ from collections import Counter
 from django.db import connection, transaction
 from django.db.models import Count
 
-from core import versions
 from core.statements import statement_cursor
 from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
 from polls.queries import ANSWER_BASE, ANSWER_OFFSETS, ANSWER_STRIDE
@@ -114,7 +113,6 @@ def _recount(poll_id: str) -> int:
     participants = Participant.objects.filter(poll_id=poll_id).count()
     if participants != stored_participants:
         Poll.objects.filter(pk=poll_id).update(participant_count=participants)
-        versions.bump(versions.poll(poll_id))
     counted = dict(
         ((option_id, kind), n) for option_id, kind, n in
         Vote.objects.filter(option__poll_id=poll_id).order_by().values_list("option_id", "type").annotate(n=Count("*"))

@@ -373,7 +373,6 @@ def test_kind_of_the_wrong_type(api, kind):
 
 
 def test_creation_queries_do_not_grow_with_options(api, settings):
-    settings.READ_CACHE_SECONDS = 0  # the queries of requests that read their key (tests/test_read_cache.py)
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

@@ -195,7 +195,7 @@ def test_a_cached_answer_is_never_served_for_a_changed_poll(api, monkeypatch, se
     assert api.get(path).body["data"]["participantCount"] == 1
     organizer = User.objects.get(pk=record.organizer_id)
     organizer.name = "New name"
-    organizer.save(update_fields=["name"])  # as the services and the back office change it (core.versions)
+    organizer.save(update_fields=["name"])
     assert api.get(path).body["data"]["organizer"]["name"] == "New name"
     assert api.get("/v1/polls").body["data"][0]["organizer"]["name"] == "New name"
     settings.APP_URL = "https://app.example.net"

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core import metrics, versions
+from core import metrics
 from core.errors import ServiceError
 from spaces.models import Space
 from webhooks import signing, targets
@@ -145,10 +145,9 @@ def enable_endpoint(*, endpoint: Endpoint) -> Endpoint:
     """Enable a disabled endpoint. It receives events from now on: the events of the
     disabled period are not replayed. The failure count starts again at zero."""
     now = timezone.now()
-    if Endpoint.objects.filter(pk=endpoint.pk, is_enabled=False).update(
+    Endpoint.objects.filter(pk=endpoint.pk, is_enabled=False).update(
         is_enabled=True, enabled_at=now, disabled_at=None, disabled_reason="", failure_streak=0
-    ):
-        versions.bump(versions.space(endpoint.space_id))
+    )
     endpoint.refresh_from_db()
     return endpoint
 
@@ -167,8 +166,6 @@ def switch_off(endpoint_id: str, *, reason: str, now: datetime, only_if_failing:
         endpoints = endpoints.filter(failure_streak__gte=DISABLE_AFTER_FAILURES)
     if not endpoints.update(is_enabled=False, disabled_at=now, disabled_reason=reason):
         return False
-    # Whether the space has an enabled endpoint rides on its keys' lookup (spaces.keycache).
-    versions.bump(versions.space(Endpoint.objects.filter(pk=endpoint_id).values_list("space_id", flat=True).get()))
     # Pending deliveries not in a worker's hands end here; one in flight finishes, and
     # the check in `send` cancels any later attempt.
     canceled = Delivery.objects.filter(endpoint_id=endpoint_id, status=Delivery.Status.PENDING).exclude(
