@@ -8,7 +8,6 @@ from core import health
 from core.api.docs import docs, root
 from core.api.errors import json_400, json_404
 from core.api.openapi import OpenApiView
-from core.metrics import metrics_view
 from pages.views import form_refused
 
 # The back office: the service's name instead of "Django administration", and no "View
@@ -41,7 +40,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
-    path("metrics", metrics_view),
+    path("metrics", health.metrics_view),
     path("docs", docs, name="docs"),
     path("", root),
     # The app's pages: {APP_URL}/invite/{pollId} (pages/, docs/app.md).

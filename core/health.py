@@ -1,15 +1,18 @@
-"""`/healthz` (the process answers) and `/readyz` (its database, and Redis when
-configured, answer). Unauthenticated, outside `/v1`, never rate limited."""
+"""`/healthz` (the process answers), `/readyz` (its database, and Redis when configured,
+answer) and `/metrics` (core/metrics.py's exposition). Outside `/v1`, never rate limited."""
 
 import functools
+import hmac
+import ipaddress
 import logging
 
 from django.conf import settings
 from django.db import connection
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from core.api.errors import json_404
+from core import metrics
+from core.api.errors import error_response, json_404
 
 logger = logging.getLogger("service.health")
 
@@ -60,3 +63,35 @@ def _check_redis() -> str:
     except Exception:
         logger.exception("readiness: redis unreachable")
         return "unreachable"
+
+
+def private_client(request) -> bool:
+    """The client is on this machine or a private network (loopback, RFC 1918, link-local,
+    unique local IPv6): the only ones /metrics answers without METRICS_TOKEN."""
+    from core.login_guard import client_ip
+
+    try:
+        address = ipaddress.ip_address(client_ip(request) or "")
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_private
+
+
+def metrics_view(request):
+    """`GET /metrics`. With METRICS_TOKEN set, only for `Authorization: Bearer <token>`;
+    without it, only for clients on loopback or private addresses (404 for the others)."""
+    from prometheus_client import CONTENT_TYPE_LATEST
+
+    if request.method != "GET":
+        return json_404(request)
+    token = settings.METRICS_TOKEN
+    if token:
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return error_response(401, "UNAUTHORIZED", "A metrics scrape needs Authorization: Bearer <METRICS_TOKEN>.",
+                                  {"WWW-Authenticate": 'Bearer realm="metrics"'})
+    elif not private_client(request):
+        return json_404(request)
+    return HttpResponse(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)

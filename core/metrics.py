@@ -9,7 +9,6 @@ Counting costs a request a few microseconds (bench/metrics_overhead.py). What is
 the database (the webhook outbox) is read at scrape time, by the scraping process only.
 """
 
-import ipaddress
 import os
 import time
 
@@ -119,40 +118,3 @@ def exposition() -> bytes:
     scraped = CollectorRegistry()
     scraped.register(ScrapeTimeCollector())
     return generate_latest(registry) + generate_latest(scraped)
-
-
-def private_client(request) -> bool:
-    """The client is on this machine or a private network (loopback, RFC 1918, link-local,
-    unique local IPv6): the only ones /metrics answers without METRICS_TOKEN."""
-    from core.login_guard import client_ip
-
-    try:
-        address = ipaddress.ip_address(client_ip(request) or "")
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
-    return address.is_loopback or address.is_private
-
-
-def metrics_view(request):
-    """`GET /metrics`. With METRICS_TOKEN set, only for `Authorization: Bearer <token>`;
-    without it, only for clients on loopback or private addresses (404 for the others)."""
-    import hmac
-
-    from django.http import HttpResponse
-    from prometheus_client import CONTENT_TYPE_LATEST
-
-    from core.api.errors import error_response, json_404
-
-    if request.method != "GET":
-        return json_404(request)
-    token = settings.METRICS_TOKEN
-    if token:
-        given = request.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-            return error_response(401, "UNAUTHORIZED", "A metrics scrape needs Authorization: Bearer <METRICS_TOKEN>.",
-                                  {"WWW-Authenticate": 'Bearer realm="metrics"'})
-    elif not private_client(request):
-        return json_404(request)
-    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
