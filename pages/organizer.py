@@ -14,6 +14,7 @@ from django.conf import settings
 from django.http import StreamingHttpResponse
 from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.errors import ServiceError
@@ -21,6 +22,7 @@ from core.formats import EMAIL_MAX_LENGTH
 from pages import services
 from pages.answers import answer_rows
 from pages.display import display_zone, option_label
+from pages.editing import deadline_label, deadline_zone, read_deadline
 from pages.mail import send_sign_in_link
 from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, scores
 from polls import selectors
@@ -38,6 +40,7 @@ ORGANIZER_DONE = {
     "closed": "The poll is closed.", "reopened": "The poll is open again.", "scheduled": "The poll is scheduled.",
     "canceled": "The event is called off.", "edited": "Your changes are saved.",
     "participant-removed": "The participant is removed.", "comment-removed": "The comment is removed.",
+    "deadline": _("The deadline is set."), "deadline-cleared": _("The deadline is removed."),
 }
 
 
@@ -128,6 +131,7 @@ def render_manage(request, poll, who, *, form=None, problems=(), status=200):
         "scheduled_label": option_label(poll.scheduled_option, zone) if poll.scheduled_option else None,
         "can_schedule": poll.status in (Poll.Status.OPEN, Poll.Status.CLOSED),
         "invite_url": f"{settings.APP_URL}/invite/{poll.pk}",
+        "deadline": deadline_label(poll), "deadline_zone": deadline_zone(poll),
     }
     response = render(request, "pages/organizer.html", context, status=status)
     response["Cache-Control"] = "private, no-store"
@@ -217,6 +221,10 @@ def act(request, poll: Poll):
                 return render_manage(request, poll, who, form=form, status=400)
             poll_services.update_poll(poll=poll, details=form.cleaned_data)
             done = "edited"
+        elif action in ("deadline", "clear-deadline"):
+            closes_at = read_deadline(poll, request.POST.get("closes_at", "")) if action == "deadline" else None
+            poll_services.update_poll(poll=poll, details={"closes_at": closes_at})
+            done = "deadline" if closes_at else "deadline-cleared"
         elif action == "remove-participant":
             participant = Participant.objects.filter(poll=poll, pk=request.POST.get("participant", "")).first()
             if participant is None:

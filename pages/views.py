@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from core.errors import ServiceError
 from pages import services, throttle
 from pages.display import display_zone, option_label
+from pages.editing import deadline_label
 from pages.forms import HONEYPOT, AnswerForm, CommentForm, read_votes
 from pages.grid import option_row
 from pages.ics import event_ics
@@ -232,6 +233,7 @@ def render_invite(request, poll, *, me, token, form=None, posted_votes=None, pro
         "comment_problems": comment_problems,
         "scheduled_label": option_label(poll.scheduled_option, zone) if poll.scheduled_option else None,
         "tz_param": zone.name if zone.name and zone.name != poll.time_zone else "",
+        "deadline": deadline_label(poll) if is_open else None,
     }
     response = render(request, "pages/invite.html", context, status=status)
     response["Cache-Control"] = "private, no-store"

@@ -54,6 +54,10 @@ class Poll(models.Model):
         help_text="How many participants the poll has: kept by the services with every response added or removed "
                   "(polls/services/tallies.py), so that reading a poll never counts them.",
     )
+    closes_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="The organizer's deadline: an open poll is closed automatically from then on (not part of the API).",
+    )
     auto_close_held = models.BooleanField(
         default=False,
         help_text="Reopened after every option had passed: not closed automatically again until its options change.",
@@ -71,6 +75,7 @@ class Poll(models.Model):
             # The auto-close sweep, and the purge job (deleted polls only: a new poll adds
             # nothing to it).
             models.Index(fields=["status", "past_at"], name="poll_auto_close"),
+            models.Index(fields=["status", "closes_at"], name="poll_deadline", condition=models.Q(closes_at__isnull=False)),
             models.Index(fields=["deleted_at"], name="poll_deleted", condition=models.Q(deleted_at__isnull=False)),
             # An option's deletion (SET NULL, and PostgreSQL's check of the foreign key): only
             # scheduled polls have one, so a new poll adds nothing to it.

@@ -31,13 +31,23 @@ TEXT_LIMITS = {"title": TITLE_MAX_LENGTH, "description": DESCRIPTION_MAX_LENGTH,
 
 def clean_details(details: dict) -> dict:
     """Trimmed and checked `details` (model field names: title, description, location,
-    conferencing and the five settings); `ServiceError` names every bad field."""
+    conferencing, the five settings and `closes_at`, the organizer's deadline: a future
+    instant or None); `ServiceError` names every bad field."""
     problems, cleaned = [], {}
     for field, value in details.items():
         if field in SETTING_COLUMNS:
             if not isinstance(value, bool):
                 problems.append(f"{field}: must be true or false")
             cleaned[field] = value
+        elif field == "closes_at":
+            if value is None:
+                cleaned[field] = None
+            elif not isinstance(value, datetime) or timezone.is_naive(value):
+                problems.append("closes_at: a date and time with a time zone, or none")
+            elif value <= timezone.now():
+                problems.append("closes_at: the deadline must be in the future")
+            else:
+                cleaned[field] = value.astimezone(UTC).replace(microsecond=0)
         elif field == "conferencing":
             try:
                 cleaned[field] = clean_conferencing(value)

@@ -10,6 +10,7 @@ which editing and responses use too)."""
 from datetime import datetime, timedelta
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.errors import ServiceError
@@ -93,12 +94,14 @@ def close_poll(*, poll: Poll) -> Poll:
 @transaction.atomic
 def reopen_poll(*, poll: Poll) -> Poll:
     """closed, scheduled or canceled -> open (`poll.reopened`). Reopened after every option
-    passed, it is not closed automatically again until its options change."""
+    passed, it is not closed automatically again until its options change; the organizer's
+    deadline (`closes_at`) is cleared."""
     poll = locked_poll(poll)
     if poll.status == Status.OPEN:
         return poll
     held = poll.past_at is not None and poll.past_at <= timezone.now()
-    return record_change(poll, "poll.reopened", status=Status.OPEN, scheduled_option=None, auto_close_held=held)
+    return record_change(poll, "poll.reopened", status=Status.OPEN, scheduled_option=None, auto_close_held=held,
+                         closes_at=None)
 
 
 @transaction.atomic
@@ -151,12 +154,14 @@ def restore_poll(*, poll: Poll) -> Poll:
 
 
 def _due_for_auto_close(polls, now: datetime):
-    return polls.filter(status=Status.OPEN, deleted_at__isnull=True, auto_close_held=False, past_at__lte=now)
+    return polls.filter(Q(auto_close_held=False, past_at__lte=now) | Q(closes_at__lte=now), status=Status.OPEN,
+                        deleted_at__isnull=True)
 
 
 def close_past_polls() -> list[str]:
     """The auto-close sweep: close (reason `auto`) every open poll whose options are all in
-    the past, each in its own transaction, re-checked under the lock. Returns their ids."""
+    the past or whose deadline (`closes_at`) has come, each in its own transaction,
+    re-checked under the lock. Returns their ids."""
     closed = []
     for poll_id in list(_due_for_auto_close(Poll.objects, timezone.now()).values_list("pk", flat=True)):
         with transaction.atomic():

@@ -1,0 +1,161 @@
+"""The organizer's page in a real headless Chromium (Debian's package, driven by Playwright)
+against the service started the README's way (`bin/serve`, e-mail into files): each action
+of issue 78 (confirmation steps, the answers grid, the deadline, options, duplicating,
+notifications, the decision e-mails), with and without JavaScript."""
+
+import email
+import re
+import time
+from email import policy
+from pathlib import Path
+
+import pytest
+
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, api, serve
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("organizer")
+    (folder / "mail").mkdir()
+    with serve(folder, EMAIL_URL=f"filemail:///{folder / 'mail'}", PAGES_LIMIT_PER_POLL_PER_MINUTE="1000",
+               PAGES_LIMIT_PER_ADDRESS_PER_MINUTE="1000", PAGES_LIMIT_PER_ADDRESS_PER_DAY="10000") as (base, key, env):
+        yield base, key, env, folder / "mail"
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def new_page(chromium, tmp_path_factory, request):
+    """`new_page(width=1280, script=True)`: a page in a browser context of its own; each is
+    screenshot when the test ends."""
+    contexts = []
+
+    def make(width: int = 1280, script: bool = True):
+        context = chromium.new_context(viewport={"width": width, "height": 900}, java_script_enabled=script,
+                                       timezone_id="Europe/Berlin")
+        context.set_default_timeout(20_000)
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    folder = tmp_path_factory.getbasetemp()
+    for index, context in enumerate(contexts):
+        for page in context.pages:
+            page.screenshot(path=str(folder / f"{request.node.name}-{index}.png"), full_page=True)
+        context.close()
+
+
+def mails(folder: Path) -> list[email.message.EmailMessage]:
+    """Every e-mail the file backend wrote, parsed as a mail client would."""
+    found = []
+    for path in sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime):
+        for raw in re.split(rb"\n-{79}\n", path.read_bytes()):
+            if raw.strip():
+                found.append(email.message_from_bytes(raw.strip() + b"\n", policy=policy.default))
+    return found
+
+
+def wait_for_mail(folder: Path, match, timeout: float = 45) -> email.message.EmailMessage:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for message in mails(folder):
+            if match(message):
+                return message
+        time.sleep(0.3)
+    raise AssertionError(f"no such e-mail; got {[m['Subject'] for m in mails(folder)]}")
+
+
+def text_of(message) -> str:
+    return message.get_body(preferencelist=("plain",)).get_content()
+
+
+def create_poll(served, **fields) -> dict:
+    base, key = served[:2]
+    status, created = api(base, key, "POST", "/v1/polls", {
+        "title": "Kick-off call", "kind": "time", "timeZone": "Europe/Berlin", "duration": 30,
+        "options": [{"startTime": "2031-06-02T09:00:00"}, {"startTime": "2031-06-02T10:00:00"}], **fields})
+    assert status == 201, created
+    return created["data"]
+
+
+def sign_in(page, served, poll_id: str) -> None:
+    base, folder = served[0], served[3]
+    page.goto(f"{base}/poll/{poll_id}")
+    page.fill("#id_email", "demo@example.com")
+    started = time.time()
+    page.click("text=Send me a sign-in link")
+    page.wait_for_selector("h1:has-text('Check your e-mail')")
+    message = wait_for_mail(folder, lambda m: f"/poll/{poll_id}/sign-in/" in text_of(m)
+                            and m["Date"] and m["Date"].datetime.timestamp() >= int(started))
+    link = re.search(r"http://\S+/sign-in/\S+", text_of(message)).group(0)
+    page.goto(link.replace("http://localhost", "http://127.0.0.1"))
+    page.click("button:has-text('Sign in')")
+    page.wait_for_selector("text=Signed in as demo@example.com")
+
+
+def answer(page, base: str, poll: dict, name: str, votes: list[str], email_address: str = "") -> None:
+    page.goto(f"{base}/invite/{poll['id']}")
+    page.fill("#id_name", name)
+    if email_address:
+        page.fill("#id_email", email_address)
+    for option, vote in zip(poll["options"], votes, strict=False):
+        page.check(f"input[name='{option['id']}'][value='{vote}']")
+    page.click("button.primary")
+    page.wait_for_selector("#you")
+
+
+@pytest.mark.parametrize("script", [True, False], ids=["javascript", "no-javascript"])
+def test_confirmation_steps_the_grid_and_the_deadline(served, new_page, script):
+    base, key = served[:2]
+    poll = create_poll(served, disableComments=False)
+    guest = new_page()
+    answer(guest, base, poll, "Grace", ["yes", "ifNeedBe"], "grace@example.com")
+    guest.fill("#c-name", "Grace")
+    guest.fill("#c-text", "Mornings suit me")
+    guest.click("text=Post comment")
+    guest.wait_for_selector("article.comment")
+
+    page = new_page(script=script)
+    sign_in(page, served, poll["id"])
+    grid = page.inner_text("table.answers")
+    assert "grace@example.com" in grid and "✓" in grid and "~" in grid  # who said what
+
+    page.fill("#closes_at", "2031-05-30T18:00")
+    page.click("button:has-text('Set a deadline')")
+    page.wait_for_selector("text=The deadline is set.")
+    assert "Closes automatically on Friday 30 May 2031, 18:00 (Europe/Berlin)" in page.inner_text("main")
+    guest.goto(f"{base}/invite/{poll['id']}")
+    assert "Answers close on Friday 30 May 2031, 18:00 (Europe/Berlin)." in guest.inner_text("main")
+
+    page.click("button:has-text('Remove comment')")
+    page.wait_for_selector("h1:has-text('Remove this comment?')")
+    page.click("text=Go back")  # changes nothing
+    page.wait_for_selector("article.comment")
+    page.click("button:has-text('Remove comment')")
+    page.click("button:has-text('Remove the comment')")
+    page.wait_for_selector("text=The comment is removed.")
+
+    page.locator("tr", has=page.locator("th", has_text="Grace")).locator("button:has-text('Remove')").click()
+    assert "Grace" in page.inner_text("p.what")
+    page.click("button:has-text('Remove the participant')")
+    page.wait_for_selector("text=No answers yet.")
+
+    page.click("button:has-text('Delete this poll')")
+    page.wait_for_selector("h1:has-text('Delete this poll?')")
+    assert api(base, key, "GET", f"/v1/polls/{poll['id']}")[0] == 200  # not yet
+    page.click("button:has-text('Delete the poll')")
+    page.wait_for_selector("h1:has-text('Poll deleted')")
+    assert api(base, key, "GET", f"/v1/polls/{poll['id']}")[0] == 404
