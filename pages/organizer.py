@@ -40,6 +40,8 @@ ORGANIZER_DONE = {
     "closed": "The poll is closed.", "reopened": "The poll is open again.", "scheduled": "The poll is scheduled.",
     "canceled": "The event is called off.", "edited": "Your changes are saved.",
     "participant-removed": "The participant is removed.", "comment-removed": "The comment is removed.",
+    "duplicated": _("This is the new poll: the same details, settings and options, no answers yet. Share its "
+                    "invite link."),
     "deadline": _("The deadline is set."), "deadline-cleared": _("The deadline is removed."),
 }
 
@@ -225,6 +227,10 @@ def act(request, poll: Poll):
             closes_at = read_deadline(poll, request.POST.get("closes_at", "")) if action == "deadline" else None
             poll_services.update_poll(poll=poll, details={"closes_at": closes_at})
             done = "deadline" if closes_at else "deadline-cleared"
+        elif action == "duplicate":
+            copy, _options = poll_services.duplicate_poll(poll=poll, title=request.POST.get("title", ""))
+            logger.info("poll duplicated", extra={"poll_id": copy.pk, "source_poll_id": poll.pk})
+            return redirect(f"/poll/{copy.pk}?done=duplicated")
         elif action == "remove-participant":
             participant = Participant.objects.filter(poll=poll, pk=request.POST.get("participant", "")).first()
             if participant is None:

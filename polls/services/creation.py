@@ -28,7 +28,7 @@ from polls.rules import (
 from polls.services.editing import clean_details
 from polls.services.lifecycle import options_past_at
 from polls.timezones import InvalidTimeZone, canonical_time_zone, get_zone
-from spaces.models import Space, User
+from spaces.models import Membership, Space, User
 from webhooks.services import announce, poll_event
 
 
@@ -54,6 +54,7 @@ def create_poll(
     location: str | None = None,
     organizer_email: str | None = None,
     endpoints_enabled: bool = True,
+    conferencing: dict | None = None,
     **poll_settings: bool,
 ) -> tuple[Poll, list[Option]]:
     """Create a poll and its options (`poll.created`). A date poll takes `dates`; a time poll
@@ -71,7 +72,8 @@ def create_poll(
     unknown = sorted(set(poll_settings) - set(SETTING_COLUMNS))
     if unknown:
         raise ServiceError(f"{', '.join(unknown)}: not a setting of a poll")
-    details = clean_details({"title": title, "description": description, "location": location, **poll_settings})
+    details = clean_details({"title": title, "description": description, "location": location, **poll_settings,
+                             **({"conferencing": conferencing} if conferencing else {})})
     time_zone = _canonical_zone(time_zone)
     organizer = _resolve_organizer(space, organizer_email)
     limit = settings.MAX_POLL_OPTIONS
@@ -118,6 +120,24 @@ def create_poll(
     rows.store([poll], options, [event])  # all or none; one statement on PostgreSQL
     announce(event)
     return poll, options
+
+
+def duplicate_poll(*, poll: Poll, title: str | None = None) -> tuple[Poll, list[Option]]:
+    """A new poll in `poll`'s space with its details (`title` if given), conferencing,
+    settings, time zone and options, and no participants, comments or deadline
+    (`poll.created`). Its organizer is `poll`'s, or the space's owner when they are no longer
+    a member."""
+    options = list(Option.objects.filter(poll=poll))
+    organizer = poll.organizer
+    member = Membership.objects.filter(space_id=poll.space_id, user=organizer).exists()
+    return create_poll(
+        space=poll.space, title=poll.title if title is None else title, kind=poll.kind,
+        dates=[option.date for option in options if option.date is not None],
+        slots=[TimeSlot(option.start_time, option.duration) for option in options if option.date is None],
+        time_zone=poll.time_zone, description=poll.description, location=poll.location,
+        organizer_email=organizer.email if member else None, conferencing=poll.conferencing,
+        **{column: getattr(poll, column) for column in SETTING_COLUMNS},
+    )
 
 
 def _canonical_zone(time_zone: str | None) -> str | None:
