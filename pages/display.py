@@ -4,26 +4,51 @@ times (a time poll without a zone) as their wall clock."""
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
+from urllib.parse import unquote
+from zoneinfo import available_timezones
 
 from polls.models import Option, Poll
 from polls.timezones import InvalidTimeZone, canonical_time_zone, get_zone
+
+TZ_COOKIE = "tz"  # the viewer's zone: set by app.js from the browser, or by choosing one (?tz=)
 
 
 @dataclass(frozen=True)
 class Zone:
     name: str | None  # None: floating times, or a date poll
     asked: str | None = None  # a ?tz= that was not a time zone
+    chosen: str | None = None  # a valid ?tz= to remember in the cookie
 
 
-def display_zone(poll: Poll, asked: str | None) -> Zone:
+def valid_zone(name: str | None) -> str | None:
+    try:
+        return canonical_time_zone(unquote(name or "")[:64]) if name else None
+    except InvalidTimeZone:
+        return None
+
+
+def display_zone(poll: Poll, request=None) -> Zone:
+    """The zone a time poll's options are shown in: the one asked for (`?tz=`), else this
+    browser's (the `tz` cookie), else (and without a request) the poll's own."""
     if poll.kind != Poll.Kind.TIME or not poll.time_zone:
         return Zone(None)
+    if request is None:
+        return Zone(poll.time_zone)
+    asked = request.GET.get("tz")
     if asked:
-        try:
-            return Zone(canonical_time_zone(asked[:64]))
-        except InvalidTimeZone:
-            return Zone(poll.time_zone, asked=asked[:64])
-    return Zone(poll.time_zone)
+        chosen = valid_zone(asked)
+        if chosen:
+            return Zone(chosen, chosen=chosen)
+        return Zone(valid_zone(request.COOKIES.get(TZ_COOKIE)) or poll.time_zone, asked=asked[:64])
+    return Zone(valid_zone(request.COOKIES.get(TZ_COOKIE)) or poll.time_zone)
+
+
+@cache
+def zone_names() -> tuple[str, ...]:
+    """The IANA zones the picker offers: canonical Area/City names, no fixed offsets."""
+    return tuple(sorted(name for name in available_timezones()
+                        if "/" in name and valid_zone(name) == name and not name.startswith(("posix/", "right/"))))
 
 
 def _day(moment) -> tuple[str, str, str]:

@@ -22,6 +22,12 @@ class AnswerForm(forms.Form):
         self.fields["email"].required = require_email
 
 
+class LinkForm(forms.Form):
+    """"Send me my link": the address given with the answer."""
+
+    email = forms.EmailField(max_length=EMAIL_MAX_LENGTH)
+
+
 class CommentForm(forms.Form):
     name = forms.CharField(max_length=COMMENT_NAME_MAX_LENGTH, strip=True)
     text = forms.CharField(max_length=COMMENT_MAX_LENGTH, strip=True)

@@ -1,5 +1,6 @@
-"""The e-mail the pages send: an organizer's sign-in link (Django's e-mail backend, set by
-`EMAIL_URL`; the console by default, so `./bin/serve` prints the link).
+"""The e-mail the pages send: an organizer's sign-in link and a participant's private edit
+link (Django's e-mail backend, set by `EMAIL_URL`; the console by default, so `./bin/serve`
+prints the link). Each is written in the page's language, before it is handed over.
 
 The e-mail is sent in the background, after the page has answered: a request never waits on
 the mail server (a slow or silent SMTP relay would hold a request slot, EMAIL_TIMEOUT
@@ -15,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.utils.translation import gettext as _
 
 from pages.services import SIGN_IN_VALID
 from polls.models import Poll
@@ -52,8 +54,22 @@ def send_sign_in_link(*, to: str, poll: Poll, token: str) -> None:
     in_background(_send, subject, body, to, poll.pk)
 
 
-def _send(subject: str, body: str, to: str, poll_id: str) -> None:
+def send_edit_links(*, to: str, poll: Poll, links: list[tuple[str, str]], replaced: bool = False) -> None:
+    """The private link of each (name, token) in `links`: one e-mail (`replaced`: the links
+    sent before stopped working)."""
+    if not links:
+        return
+    subject = _("Your private link to “%(title)s”") % {"title": poll.title}
+    lines = "\n".join(f"{name}: {settings.APP_URL}/invite/{poll.pk}/edit/{token}" for name, token in links)
+    body = (_("Hello,\n\nyou answered the poll “%(title)s”. With this link you can change or remove your answer; "
+              "keep it, and share it with no one:") % {"title": poll.title}
+            + f"\n\n{lines}\n"
+            + ("\n" + _("A link sent before this one no longer works.") + "\n" if replaced else ""))
+    in_background(_send, subject, body, to, poll.pk, "edit-link e-mail not sent")
+
+
+def _send(subject: str, body: str, to: str, poll_id: str, failure: str = "sign-in e-mail not sent") -> None:
     try:
         send_mail(subject, body, None, [to])
-    except Exception:  # noqa: BLE001 - the page has answered; the organizer may ask again
-        logger.exception("sign-in e-mail not sent", extra={"poll_id": poll_id})
+    except Exception:  # noqa: BLE001 - the page has answered; the person may ask again
+        logger.exception(failure, extra={"poll_id": poll_id})

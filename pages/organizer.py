@@ -108,7 +108,7 @@ def manage(request, poll: Poll):
 
 
 def render_manage(request, poll, who, *, form=None, problems=(), status=200):
-    zone = display_zone(poll, request.GET.get("tz"))
+    zone = display_zone(poll, request)
     tallies = scores(poll)
     options = [{"id": option.id, "label": option_label(option, zone), "score": tallies.get(option.id)}
                for option in poll.options.all()]
@@ -272,7 +272,7 @@ def answers_csv(request, poll: Poll):
     if organizer(request, poll) is None:
         return error_page(request, 403, "Sign in first", "Only the poll's organizers can download the answers.",
                           poll=poll, back_to_manage=True)
-    zone = display_zone(poll, None)
+    zone = display_zone(poll)
     options = list(poll.options.all())
     writer = csv.writer(_Echo())
 

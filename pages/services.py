@@ -33,6 +33,23 @@ def answer(*, poll: Poll, name: str, email: str | None, votes: dict) -> tuple[Pa
     return participant, token
 
 
+LINKS_PER_REQUEST = 5  # "send me my link": the newest answers of one address, at most
+
+
+def new_edit_links(*, poll: Poll, email: str) -> list[tuple[Participant, str]]:
+    """A new edit link for each answer of `poll` given with `email` (the newest
+    LINKS_PER_REQUEST): the old links stop working. Empty when the address gave no answer
+    (the caller answers alike either way)."""
+    found = list(Participant.objects.filter(poll=poll, email__iexact=(email or "").strip())
+                 .order_by("-created_at")[:LINKS_PER_REQUEST])
+    links = []
+    for participant in found:
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        EditToken.objects.update_or_create(participant=participant, defaults={"token_hash": token_hash(token)})
+        links.append((participant, token))
+    return links
+
+
 def change_answer(*, participant: Participant, name: str, email: str | None, votes: dict) -> Participant:
     """`poll.participant.updated` when anything changed; only while the poll is open. An
     empty `email` keeps the address (participants never see it again)."""

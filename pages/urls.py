@@ -8,6 +8,7 @@ urlpatterns = [
     path("invite/<str:poll_id>", views.invite, name="invite"),
     path("invite/<str:poll_id>/edit/<str:token>", views.invite, name="edit"),
     path("invite/<str:poll_id>/comments", views.comment, name="comment"),
+    path("invite/<str:poll_id>/send-link", views.send_link, name="send-link"),
     path("invite/<str:poll_id>/event.ics", views.event, name="event"),
     path("poll/<str:poll_id>", organizer.manage, name="manage"),
     path("poll/<str:poll_id>/sign-in", organizer.sign_in, name="sign-in"),

@@ -3,6 +3,7 @@ answers it without an account; the private edit link (or this browser's cookie) 
 removes that answer. Server-rendered, no JavaScript needed; docs/app.md describes it."""
 
 import logging
+from urllib.parse import quote
 
 from django.conf import settings
 from django.http import HttpResponse
@@ -12,11 +13,11 @@ from django.views.csrf import csrf_failure as django_csrf_failure
 from django.views.decorators.http import require_GET, require_http_methods
 
 from core.errors import ServiceError
-from pages import services, throttle
-from pages.display import display_zone, option_label
+from pages import mail, services, throttle
+from pages.display import TZ_COOKIE, display_zone, option_label, valid_zone, zone_names
 from pages.editing import deadline_label
-from pages.forms import HONEYPOT, AnswerForm, CommentForm, read_votes
-from pages.grid import option_row
+from pages.forms import HONEYPOT, AnswerForm, CommentForm, LinkForm, read_votes
+from pages.grid import Words, option_row
 from pages.ics import event_ics
 from pages.selectors import token_participant
 from polls import selectors
@@ -31,6 +32,8 @@ DONE = {
     "updated": "Your answer is updated.",
     "removed": "Your answer is removed.",
     "commented": "Your comment is posted.",
+    "link-sent": "If this address answered this poll, a new private link is on its way to it. "
+                 "Links sent before no longer work.",
 }
 
 
@@ -108,6 +111,13 @@ def _remember(request, response, poll, token):
     return response
 
 
+def _remember_zone(request, response, zone):
+    if zone.chosen:
+        response.set_cookie(TZ_COOKIE, quote(zone.chosen, safe=""), max_age=COOKIE_MAX_AGE, path="/",
+                            secure=request.is_secure(), samesite="Lax")
+    return response
+
+
 def _forget(response, poll):
     response.delete_cookie(_cookie(poll), path=f"/invite/{poll.pk}", samesite="Lax")
     return response
@@ -143,6 +153,8 @@ def _post_answer(request, poll, me, token):
                           "with the private link they received.", poll=poll)
     if poll.status != Poll.Status.OPEN:
         return error_page(request, 409, "Poll closed", "This poll no longer accepts or changes answers.", poll=poll)
+    if action == "delete" and request.POST.get("confirmed") != "yes":  # a second step, with or without JavaScript
+        return render(request, "pages/confirm_remove.html", {"poll": poll, "me": me})
     guard = guarded(request, poll)
     if guard:
         return guard
@@ -160,10 +172,14 @@ def _post_answer(request, poll, me, token):
         data = form.cleaned_data
         try:
             if action == "update":
-                services.change_answer(participant=me, name=data["name"], email=data["email"], votes=votes)
-                return redirect(_invite_url(poll, done="updated") + "#you")
-            me, token = services.answer(poll=poll, name=data["name"], email=data["email"] or None, votes=votes)
-            return _remember(request, redirect(_invite_url(poll, done="saved") + "#you"), poll, token)
+                me = services.change_answer(participant=me, name=data["name"], email=data["email"], votes=votes)
+                done = "updated"
+            else:
+                me, token = services.answer(poll=poll, name=data["name"], email=data["email"] or None, votes=votes)
+                done = "saved"
+            if data["email"]:  # a new address: its link goes to it, in the background
+                mail.send_edit_links(to=data["email"], poll=poll, links=[(me.name, token)])
+            return _remember(request, redirect(_invite_url(poll, done=done) + "#you"), poll, token)
         except ServiceError as error:
             problems.append(str(error))
     return render_invite(request, poll, me=me if action == "update" else None, token=token if action == "update" else None,
@@ -191,8 +207,8 @@ def _page_number(request, count: int) -> tuple[int, int]:
 
 
 def render_invite(request, poll, *, me, token, form=None, posted_votes=None, problems=(), comment_form=None,
-                  comment_problems=(), status=200):
-    zone = display_zone(poll, request.GET.get("tz"))
+                  comment_problems=(), link_form=None, status=200):
+    zone = display_zone(poll, request)
     is_open = poll.status == Poll.Status.OPEN
     # hideScores: no counts (nor others' answers, which would give them away) until this
     # browser has answered, or the poll no longer takes answers.
@@ -206,9 +222,12 @@ def render_invite(request, poll, *, me, token, form=None, posted_votes=None, pro
         poll, offset=(page - 1) * size, limit=size)
     tallies = scores(poll) if show_scores else {}
     options = list(poll.options.all())
-    rows = [option_row(option.id, option_label(option, zone), score=tallies.get(option.id) if show_scores else None,
-                       choice=chosen.get(option.id) or "", others=others if show_answers else None, pick=is_open,
-                       mine=me is not None, tentative=poll.allow_tentative_votes)
+    words = Words.now()
+    columns = 1 + show_scores + is_open + (len(others) if show_answers else 0)
+    rows = [option_row(option.id, option_label(option, zone), words=words, columns=columns,
+                       score=tallies.get(option.id) if show_scores else None, choice=chosen.get(option.id) or "",
+                       others=others if show_answers else None, pick=is_open, mine=me is not None,
+                       tentative=poll.allow_tentative_votes)
             for option in options]
     if form is None:
         form = AnswerForm(initial={"name": me.name} if me else None)
@@ -232,12 +251,14 @@ def render_invite(request, poll, *, me, token, form=None, posted_votes=None, pro
         "comment_form": comment_form or CommentForm(initial={"name": me.name} if me else None),
         "comment_problems": comment_problems,
         "scheduled_label": option_label(poll.scheduled_option, zone) if poll.scheduled_option else None,
-        "tz_param": zone.name if zone.name and zone.name != poll.time_zone else "",
         "deadline": deadline_label(poll) if is_open else None,
+        "zone_names": zone_names() if zone.name else (),
+        "comment_zone": zone.name or valid_zone(request.COOKIES.get(TZ_COOKIE)) or "UTC",
+        "link_form": link_form or LinkForm(),
     }
     response = render(request, "pages/invite.html", context, status=status)
     response["Cache-Control"] = "private, no-store"
-    return response
+    return _remember_zone(request, response, zone)
 
 
 @require_http_methods(["POST"])
@@ -264,6 +285,28 @@ def comment(request, poll_id: str):
     me = token_participant(poll, token)
     return render_invite(request, poll, me=me, token=token if me else None, comment_form=form,
                          comment_problems=problems, status=400)
+
+
+@require_http_methods(["POST"])
+def send_link(request, poll_id: str):
+    """"Send me my link": a new edit link for each answer given with the address (the old
+    ones stop working), e-mailed in the background. The page answers alike whether or not
+    the address answered; the requests share the answers' throttle."""
+    poll = selectors.find_invited_poll(poll_id)
+    if poll is None:
+        return not_found(request)
+    guard = guarded(request, poll)
+    if guard:
+        return guard
+    form = LinkForm(request.POST)
+    if not form.is_valid():
+        token = request.COOKIES.get(_cookie(poll))
+        me = token_participant(poll, token)
+        return render_invite(request, poll, me=me, token=token if me else None, link_form=form, status=400)
+    email = form.cleaned_data["email"]
+    links = services.new_edit_links(poll=poll, email=email)
+    mail.send_edit_links(to=email, poll=poll, links=[(p.name, token) for p, token in links], replaced=True)
+    return redirect(_invite_url(poll, done="link-sent") + "#lost")
 
 
 @require_GET

@@ -45,8 +45,9 @@ def new_page(chromium, tmp_path_factory, request):
     cookies: another person's browser). Each is screenshot when the test ends."""
     contexts = []
 
-    def make(width: int = 1280, zone: str = "Europe/Berlin"):
-        context = chromium.new_context(viewport={"width": width, "height": 900}, timezone_id=zone)
+    def make(width: int = 1280, zone: str = "Europe/Berlin", javascript: bool = True):
+        context = chromium.new_context(viewport={"width": width, "height": 900}, timezone_id=zone,
+                                       java_script_enabled=javascript)
         context.set_default_timeout(20_000)
         contexts.append(context)
         page = context.new_page()
@@ -139,19 +140,85 @@ def test_a_participant_answers_changes_and_removes_in_the_browser(served, receiv
     wait_for_event(receiver, "poll.participant.updated")
     status, results = api(base, key, "GET", f"/v1/polls/{poll['id']}/results")
     assert results["data"]["options"][1]["votes"][0]["count"] == 1
-    phone.click("button.danger")
+    phone.click("text=Remove my answer")
+    phone.wait_for_selector("h1:has-text('Remove your answer?')")  # a second step, no script needed
+    phone.click("text=Yes, remove my answer")
     phone.wait_for_selector("text=Your answer is removed.")
     wait_for_event(receiver, "poll.participant.deleted")
     assert api(base, key, "GET", f"/v1/polls/{poll['id']}/participants")[1]["data"] == []
 
 
 def test_the_viewers_own_time_zone(served, new_page):
-    poll = create_poll(served)
+    poll = create_poll(served, disableComments=False)
     page = new_page(zone="America/New_York")
-    page.goto(f"{served[0]}/invite/{poll['id']}")
-    page.click("text=Use my time zone (America/New_York)")
-    page.wait_for_url("**tz=America*")
+    page.goto(f"{served[0]}/invite/{poll['id']}")  # the script remembers the browser's zone and reloads once
+    page.wait_for_function("document.querySelector('#tz').value === 'America/New_York'")
     assert "03:00–03:30" in page.inner_text("table.grid")
+    # A zone chosen in the picker stays through saving, the redirect and commenting.
+    page.fill("#tz", "Asia/Tokyo")
+    page.click("form.tz button:has-text('Show')")
+    page.wait_for_url("**tz=Asia*")
+    assert "16:00–16:30" in page.inner_text("table.grid")
+    page.click("text=Use my time zone (America/New_York)")  # offered beside the choice
+    page.wait_for_function("document.querySelector('#tz').value === 'America/New_York'")
+    page.fill("#tz", "Asia/Tokyo")
+    page.press("#tz", "Enter")
+    page.wait_for_url("**tz=Asia*")
+    page.fill("#id_name", "Ada")
+    page.click("button.primary")
+    page.wait_for_selector("#you")
+    assert "16:00–16:30" in page.inner_text("table.grid") and "tz=" not in page.url
+    page.fill("#c-name", "Ada")
+    page.fill("#c-text", "Tokyo here")
+    page.click("text=Post comment")
+    page.wait_for_selector("article.comment")
+    assert "16:00–16:30" in page.inner_text("table.grid") and "(Asia/Tokyo)" in page.inner_text("article.comment")
+    # Without JavaScript: the poll's own zone, named.
+    plain = new_page(zone="America/New_York", javascript=False)
+    plain.goto(f"{served[0]}/invite/{poll['id']}")
+    assert "09:00–09:30" in plain.inner_text("table.grid") and plain.input_value("#tz") == "Europe/Berlin"
+
+
+def test_the_edit_link_copied_emailed_and_sent_again(served, new_page, tmp_path_factory):
+    base = served[0]
+    folder = next(path for path in tmp_path_factory.getbasetemp().iterdir() if path.name.startswith("pages"))
+    poll = create_poll(served)
+    page = new_page()
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    page.goto(f"{base}/invite/{poll['id']}")
+    page.fill("#id_name", "Grace")
+    page.fill("#id_email", "grace@example.com")
+    page.click("button.primary")
+    page.wait_for_selector("#you")
+    link = page.input_value("#edit-link")
+    page.click("#you button:has-text('Copy link')")
+    page.wait_for_selector("#you [role=status]:has-text('Copied')")
+    assert page.evaluate("navigator.clipboard.readText()") == link
+    token = link.rsplit("/", 1)[1]
+    assert edit_links(folder, poll["id"], token)  # e-mailed too (bin/serve prints the console backend's mail)
+
+    other = new_page(width=360)  # another browser: asks for the link again
+    other.goto(f"{base}/invite/{poll['id']}")
+    other.fill("#lost-email", "grace@example.com")
+    other.click("text=Send me my link")
+    other.wait_for_selector("text=a new private link is on its way")
+    new = edit_links(folder, poll["id"], token, after=True)
+    other.goto(new.replace("http://localhost", "http://127.0.0.1"))
+    assert "You answered as Grace" in other.inner_text("main")
+    page.goto(link.replace("http://localhost", "http://127.0.0.1"))
+    assert page.inner_text("h1") == "Link not valid"  # the old link stopped working
+
+
+def edit_links(folder, poll_id: str, token: str, after: bool = False) -> str:
+    """The edit link e-mailed with `token` (or, `after`, the newest one e-mailed after it)."""
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        links = re.findall(rf"http://\S+/invite/{poll_id}/edit/[A-Za-z0-9_-]{{32}}", (folder / "serve.log").read_text())
+        tokens = [found.rsplit("/", 1)[1] for found in links]
+        if token in tokens and (not after or tokens[-1] != token):
+            return links[-1] if after else links[tokens.index(token)]
+        time.sleep(0.2)
+    raise AssertionError("no edit link in bin/serve's output")
 
 
 def test_hidden_settings_hide(served, new_page):
@@ -167,13 +234,13 @@ def test_hidden_settings_hide(served, new_page):
         first.wait_for_selector("#you")
     other = new_page()
     other.goto(f"{base}/invite/{secret['id']}")
-    assert "Grace" not in other.inner_text("main") and "✓ 1" in other.inner_text("table.grid")
+    assert "Grace" not in other.inner_text("main") and re.search(r"\b1\s+yes", other.inner_text("table.grid"))
     other.goto(f"{base}/invite/{blind['id']}")
-    assert "✓ 1" not in other.inner_text("main") and "Top choice" not in other.inner_text("main")
+    assert not re.search(r"\b1\s+yes", other.inner_text("main")) and "Top choice" not in other.inner_text("main")
     other.fill("#id_name", "Linus")
     other.click("button.primary")
     other.wait_for_selector("#you")
-    assert "✓ 1" in other.inner_text("table.grid")
+    assert re.search(r"\b1\s+yes", other.inner_text("table.grid"))
 
 
 def test_a_closed_poll_is_read_only(served, new_page):

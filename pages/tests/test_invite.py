@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from pages.models import EditToken
-from pages.tests.conftest import answer, csrf, poll_row
+from pages.tests.conftest import answer, csrf, poll_row, yes
 from polls import services as poll_services
 from webhooks.models import Event
 
@@ -45,6 +45,8 @@ def test_time_options_in_the_polls_zone_or_the_viewers(make_poll, client):
     body = text(client.get(f"/invite/{poll['id']}?tz=America/New_York"))
     assert "03:00–03:30" in body and 'value="America/New_York"' in body
     body = text(client.get(f"/invite/{poll['id']}?tz=Mars/Olympus"))
+    assert "03:00–03:30" in body and "is not a time zone" in body  # the zone chosen before stays
+    body = text(Client().get(f"/invite/{poll['id']}?tz=Mars/Olympus"))
     assert "09:00–09:30" in body and "is not a time zone" in body
 
 
@@ -172,8 +174,12 @@ def test_the_edit_link_changes_and_removes_the_answer(make_poll, api, client):
     participant = api.get(f"/v1/polls/{poll['id']}/participants").body["data"][0]
     assert participant["name"] == "Ada L." and len(participant["availability"]) == 1
     # The cookie alone is enough in that browser now.
-    response = other.post(f"/invite/{poll['id']}", {"csrfmiddlewaretoken": csrf(other, f"/invite/{poll['id']}"),
-                                                    "action": "delete"})
+    token_field = csrf(other, f"/invite/{poll['id']}")
+    response = other.post(f"/invite/{poll['id']}", {"csrfmiddlewaretoken": token_field, "action": "delete"})
+    assert response.status_code == 200 and "Remove your answer?" in text(response)  # a second step first
+    assert events(poll)[-1] == "poll.participant.updated" and EditToken.objects.count() == 1
+    response = other.post(f"/invite/{poll['id']}", {"csrfmiddlewaretoken": token_field, "action": "delete",
+                                                    "confirmed": "yes"})
     assert response.status_code == 302 and response["Location"].endswith("done=removed")
     assert events(poll)[-1] == "poll.participant.deleted"
     assert api.get(f"/v1/polls/{poll['id']}/participants").body["data"] == []
@@ -277,17 +283,17 @@ def test_names_and_answers_are_shown_but_never_emails(make_poll, client):
     crowd(poll, "Grace", "Linus")
     body = text(client.get(f"/invite/{poll['id']}"))
     assert "Grace" in body and "Linus" in body and "@example.com" not in body
-    assert "✓ 2" in body and "Top choice" in body
+    assert yes(2) in body and "Top choice" in body
 
 
 def test_hide_participants_shows_counts_and_your_own_answer_only(make_poll, client):
     poll = make_poll(hideParticipants=True)
     crowd(poll, "Grace", "Linus")
     body = text(client.get(f"/invite/{poll['id']}"))
-    assert "Grace" not in body and "Linus" not in body and "✓ 2" in body
+    assert "Grace" not in body and "Linus" not in body and yes(2) in body
     answer(client, poll, {poll["options"][1]["id"]: "yes"}, name="Ada")
     body = text(client.get(f"/invite/{poll['id']}"))
-    assert "Grace" not in body and "You answered as Ada" in body and "✓ 1" in body
+    assert "Grace" not in body and "You answered as Ada" in body and yes(1) in body
     assert re.search(r'value="yes" checked', body)  # your own answer, in your form
 
 
@@ -295,14 +301,14 @@ def test_hide_scores_until_you_have_answered(make_poll, api, client):
     poll = make_poll(hideScores=True)
     crowd(poll, "Grace")
     body = text(client.get(f"/invite/{poll['id']}"))
-    assert "✓ 1" not in body and "Top choice" not in body and 'class="y"' not in body
+    assert yes(1) not in body and "Top choice" not in body and '<td class=y>' not in body
     assert "Answered so far: Grace" in body  # names, not answers (they would give the totals away)
     answer(client, poll, {}, name="Ada")
     body = text(client.get(f"/invite/{poll['id']}"))
-    assert "✓ 1" in body and "Top choice" in body and 'class="y"' in body
+    assert yes(1) in body and "Top choice" in body and '<td class=y>' in body
     # Once the poll stops taking answers, everyone sees the totals.
     poll_services.close_poll(poll=poll_row(poll))
-    assert "✓ 1" in text(Client().get(f"/invite/{poll['id']}"))
+    assert yes(1) in text(Client().get(f"/invite/{poll['id']}"))
 
 
 # --- Comments -----------------------------------------------------------------------------
