@@ -35,8 +35,8 @@ class Words:
         answer = {Vote.YES: pgettext("answer", "Yes"), Vote.IF_NEED_BE: pgettext("answer", "If need be"),
                   Vote.NO: pgettext("answer", "No")}
         return cls(answer=answer,
-                   cell={kind: f'<td class={CSS[kind]}>{escape(word)}</td>' for kind, word in answer.items()},
-                   other=f'<td class=o>{escape(gettext("Unknown"))}</td>',
+                   cell={kind: f'<td class="{CSS[kind]}">{escape(word)}</td>' for kind, word in answer.items()},
+                   other=f'<td class="o">{escape(gettext("Unknown"))}</td>',
                    top=escape(gettext("Top choice")), yes=escape(gettext("yes")), maybe=escape(gettext("if need be")),
                    said={Vote.YES: escape(gettext("Yes:")), Vote.IF_NEED_BE: escape(gettext("If need be:"))})
 
