@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "ratelimit",
     "idempotency",
     "pages",
+    "privateapi",  # the frozen private API under /api/private
     "axes",  # back-office login throttling (core/login_guard.py)
 ]
 
@@ -337,6 +338,8 @@ SPECTACULAR_SETTINGS = {
         {"name": "meta", "description": "This API's own description."},
     ],
     "SERVERS": [{"url": env.str("API_BASE_URL", default="/"), "description": "This service"}],
+    # /v1's document leaves out the private API's routes (it has its own document).
+    "PREPROCESSING_HOOKS": ["privateapi.openapi.leave_out_private_api"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.schema.postprocess",

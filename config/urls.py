@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 import polls.urls
+import privateapi.urls
 import webhooks.urls
 from core import health
 from core.api.docs import docs, root
@@ -37,6 +38,8 @@ def _under(prefix: str, patterns: list) -> list:
 
 urlpatterns = [
     *_under("v1/", v1),  # first: the API's requests are most of the traffic
+    # The frozen private API (privateapi/): its routes, then its plain-text 404.
+    *privateapi.urls.urlpatterns,
     path("admin/", admin.site.urls),
     path("healthz", health.healthz),
     path("readyz", health.readyz),
