@@ -22,7 +22,7 @@ from core.formats import EMAIL_MAX_LENGTH
 from pages import services
 from pages.answers import answer_rows
 from pages.display import display_zone, option_label
-from pages.editing import deadline_label, deadline_zone, read_deadline
+from pages.editing import ADD_ROWS, deadline_label, deadline_zone, default_duration, read_deadline, wanted_options
 from pages.mail import send_sign_in_link
 from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, scores
 from polls import selectors
@@ -42,6 +42,7 @@ ORGANIZER_DONE = {
     "participant-removed": "The participant is removed.", "comment-removed": "The comment is removed.",
     "duplicated": _("This is the new poll: the same details, settings and options, no answers yet. Share its "
                     "invite link."),
+    "options": _("The options are saved."),
     "deadline": _("The deadline is set."), "deadline-cleared": _("The deadline is removed."),
 }
 
@@ -110,8 +111,9 @@ def manage(request, poll: Poll):
 def render_manage(request, poll, who, *, form=None, problems=(), status=200):
     zone = display_zone(poll, request)
     tallies = scores(poll)
+    option_rows = list(poll.options.all())
     options = [{"id": option.id, "label": option_label(option, zone), "score": tallies.get(option.id)}
-               for option in poll.options.all()]
+               for option in option_rows]
     try:
         page = max(1, int(request.GET.get("page", "1")))
     except ValueError:
@@ -133,7 +135,8 @@ def render_manage(request, poll, who, *, form=None, problems=(), status=200):
         "scheduled_label": option_label(poll.scheduled_option, zone) if poll.scheduled_option else None,
         "can_schedule": poll.status in (Poll.Status.OPEN, Poll.Status.CLOSED),
         "invite_url": f"{settings.APP_URL}/invite/{poll.pk}",
-        "deadline": deadline_label(poll), "deadline_zone": deadline_zone(poll),
+        "deadline": deadline_label(poll), "deadline_zone": deadline_zone(poll), "add_rows": range(ADD_ROWS),
+        "default_duration": default_duration(option_rows),
     }
     response = render(request, "pages/organizer.html", context, status=status)
     response["Cache-Control"] = "private, no-store"
@@ -227,6 +230,9 @@ def act(request, poll: Poll):
             closes_at = read_deadline(poll, request.POST.get("closes_at", "")) if action == "deadline" else None
             poll_services.update_poll(poll=poll, details={"closes_at": closes_at})
             done = "deadline" if closes_at else "deadline-cleared"
+        elif action == "options":
+            poll_services.update_poll(poll=poll, options=wanted_options(poll, list(poll.options.all()), request.POST))
+            done = "options"
         elif action == "duplicate":
             copy, _options = poll_services.duplicate_poll(poll=poll, title=request.POST.get("title", ""))
             logger.info("poll duplicated", extra={"poll_id": copy.pk, "source_poll_id": poll.pk})

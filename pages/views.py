@@ -255,6 +255,7 @@ def render_invite(request, poll, *, me, token, form=None, posted_votes=None, pro
         "zone_names": zone_names() if zone.name else (),
         "comment_zone": zone.name or valid_zone(request.COOKIES.get(TZ_COOKIE)) or "UTC",
         "link_form": link_form or LinkForm(),
+        "options_changed": bool(me and poll.options_changed_at and me.updated_at < poll.options_changed_at),
     }
     response = render(request, "pages/invite.html", context, status=status)
     response["Cache-Control"] = "private, no-store"

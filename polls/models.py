@@ -58,6 +58,10 @@ class Poll(models.Model):
         null=True, blank=True,
         help_text="The organizer's deadline: an open poll is closed automatically from then on (not part of the API).",
     )
+    options_changed_at = models.DateTimeField(
+        null=True, blank=True, editable=False,
+        help_text="When options were last added, changed or removed after the poll was made (not part of the API).",
+    )
     auto_close_held = models.BooleanField(
         default=False,
         help_text="Reopened after every option had passed: not closed automatically again until its options change.",

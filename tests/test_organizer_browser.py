@@ -159,3 +159,33 @@ def test_confirmation_steps_the_grid_and_the_deadline(served, new_page, script):
     page.click("button:has-text('Delete the poll')")
     page.wait_for_selector("h1:has-text('Poll deleted')")
     assert api(base, key, "GET", f"/v1/polls/{poll['id']}")[0] == 404
+
+
+def test_options_change_and_duplicate(served, new_page):
+    base, key = served[:2]
+    poll = create_poll(served)
+    first = poll["options"][0]["id"]
+    guest = new_page(width=360)
+    answer(guest, base, poll, "Grace", ["yes", "no"])
+
+    page = new_page()
+    sign_in(page, served, poll["id"])
+    page.check(f".change-options input[value='{first}']")
+    page.locator(".change-options input[name=add_day]").first.fill("2031-06-03")
+    page.locator(".change-options input[name=add_time]").first.fill("14:30")
+    page.click("button:has-text('Save options')")
+    page.wait_for_selector("text=The options are saved.")
+    status, results = api(base, key, "GET", f"/v1/polls/{poll['id']}/results")
+    assert [(o["startTime"], o["duration"], [v["count"] for v in o["votes"]]) for o in results["data"]["options"]] == [
+        ("2031-06-02T08:00:00.000Z", 30, [0, 0, 1]), ("2031-06-03T12:30:00.000Z", 30, [0, 0, 0])]
+    guest.goto(f"{base}/invite/{poll['id']}")
+    assert "The options changed since your answer." in guest.inner_text("#you")
+
+    page.fill("#copy-title", "Kick-off call, take two")
+    page.click("button:has-text('Duplicate this poll')")
+    page.wait_for_selector("text=This is the new poll")
+    copy_id = page.url.split("/poll/", 1)[1].split("?", 1)[0]
+    assert copy_id != poll["id"] and page.inner_text("h1") == "Kick-off call, take two"
+    status, copy = api(base, key, "GET", f"/v1/polls/{copy_id}")
+    assert status == 200 and copy["data"]["participantCount"] == 0
+    assert [o["startTime"] for o in copy["data"]["options"]] == [o["startTime"] for o in results["data"]["options"]]

@@ -145,6 +145,7 @@ def update_poll(*, poll: Poll, details: dict | None = None, options: list[dict] 
     if replaced is not None:
         fields["past_at"] = options_past_at(kind=poll.kind, time_zone=poll.time_zone, options=replaced)
         fields["auto_close_held"] = False  # options changed: auto-close applies again
+        fields["options_changed_at"] = timezone.now()  # participants who answered before are told
     elif not fields:
         return poll
     return record_change(poll, "poll.updated", **fields)
