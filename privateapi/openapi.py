@@ -7,14 +7,13 @@ from django.shortcuts import render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.settings import patched_settings
 from drf_spectacular.utils import extend_schema
-from drf_spectacular.views import SpectacularAPIView
 from rest_framework.response import Response
 
 from core.api.docs import CONTENT_SECURITY_POLICY, REDOC_SETTINGS
 from core.api.errors import error_response
-from core.api.negotiation import AlwaysJSON
-from core.api.renderers import JSONRenderer
 from core.api.schema import RATELIMIT_HEADERS, RETRY_AFTER
 from core.maintenance import maintenance_enabled
 from privateapi.errors import text_response
@@ -132,6 +131,8 @@ def postprocess(result, generator, request, public):
             responses = operation.setdefault("responses", {})
             if not operation.get("security") or operation["security"] == [{}]:
                 responses["404"] = {"description": "Any other method (text).", "content": _text("404 Not Found")}
+                responses["503"] = {"description": "`SERVICE_UNAVAILABLE`: maintenance.", "content": _json("ErrorResponse"),
+                                    "headers": _headers(RETRY_AFTER, True)}
                 continue
             for response in (response for status, response in responses.items() if status.startswith("2")):
                 response["headers"] = _headers(RATELIMIT_HEADERS, True)
@@ -155,32 +156,34 @@ SCHEMA_SETTINGS = {
 }
 
 
-class OpenApiView(PrivateApiView, SpectacularAPIView):
-    """`GET /api/private/openapi`: public and not rate limited."""
+def document(request=None) -> dict:
+    """The document, generated from the views of privateapi/urls.py alone."""
+    with patched_settings(SCHEMA_SETTINGS):
+        return SchemaGenerator(urlconf="privateapi.urls").get_schema(request=request, public=True)
 
-    public = True
+
+class OpenApiView(PrivateApiView):
+    """`GET /api/private/openapi`: needs no key and is not rate limited; like every route of
+    the private API, it is 503 during maintenance."""
+
     authentication_classes = []
     permission_classes = []
     throttle_classes = []
-    renderer_classes = [JSONRenderer]
-    content_negotiation_class = AlwaysJSON
-    custom_settings = SCHEMA_SETTINGS
-    urlconf = "privateapi.urls"
     _document = None
 
     @extend_schema(
         operation_id="getOpenApi",
         summary="This OpenAPI document",
-        description="Public: needs no key and is not rate limited.",
+        description="Needs no key and is not rate limited.",
         auth=[],
         tags=["meta"],
         responses={200: {"type": "object", "description": "An OpenAPI 3.1 document."}},
     )
-    def get(self, request, *args, **kwargs):
+    def get(self, request):
         # The document depends only on the code: built once per process.
-        if type(self)._document is None:
-            type(self)._document = super().get(request, *args, **kwargs).data
-        return Response(type(self)._document)
+        if OpenApiView._document is None:
+            OpenApiView._document = document(request)
+        return Response(OpenApiView._document)
 
 
 @csrf_exempt  # else CSRF answers a POST with an HTML 403 first

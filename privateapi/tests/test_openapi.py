@@ -2,9 +2,9 @@
 
 `privateapi/tests/openapi_snapshot.json` was generated from the code, never written by hand:
 
-    DJANGO_SETTINGS_MODULE=config.settings_test .venv/bin/python -c "import django; django.setup(); \\
-        from django.test import Client; print(Client().get('/api/private/openapi').content.decode())" \\
-        | python -m json.tool > privateapi/tests/openapi_snapshot.json
+    DJANGO_SETTINGS_MODULE=config.settings_test .venv/bin/python -c "import django, json; django.setup(); \\
+        from privateapi.openapi import document; print(json.dumps(document(), indent=1))" \\
+        > privateapi/tests/openapi_snapshot.json
 
 The API is frozen: a change of this document is a change of a contract that must not
 change, so unlike `/v1`'s snapshot the comparison includes the prose."""

@@ -58,7 +58,8 @@ def test_the_61st_request_of_either_api_is_refused(private, api, space, time_mac
 
 def test_maintenance_comes_first_and_carries_no_rate_limit_headers(private, private_anon, settings, space):
     settings.MAINTENANCE_MODE = True
-    for client, path in [(private, "/api/private/polls"), (private_anon, "/api/private/polls"), (private, "/api/private/nothing")]:
+    for client, path in [(private, "/api/private/polls"), (private_anon, "/api/private/polls"), (private, "/api/private/nothing"),
+                         (private_anon, "/api/private/openapi"), (private_anon, "/api/private/docs")]:
         response = client.get(path)
         assert (response.status_code, response.body["error"]["code"]) == (503, "SERVICE_UNAVAILABLE")
         assert response["Retry-After"] == "300" and "RateLimit-Remaining" not in response
