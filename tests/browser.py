@@ -8,10 +8,11 @@ import re
 import signal
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -41,17 +42,12 @@ def serve(folder: Path, **settings: str):
                                start_new_session=True)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while True:
+        def ready() -> bool:
             assert process.poll() is None, (folder / "serve.log").read_text()
-            try:
-                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "bin/serve did not become ready"
-            time.sleep(0.5)
+            with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
+                return response.status == 200
+
+        wait_until(ready, 180, interval=0.5, ignore=(OSError,), message="bin/serve did not become ready")
         key = re.search(r"\b(sk_[A-Za-z0-9_-]+)", (folder / "serve.log").read_text()).group(1)
         yield base, key, env
     finally:

@@ -3,9 +3,10 @@ it or reach it at an address of their own."""
 
 import shutil
 import subprocess
-import time
 
 import redis
+
+from tests.waiting import wait_until
 
 
 def start_redis(*arguments: str, client: redis.Redis) -> subprocess.Popen:
@@ -14,13 +15,9 @@ def start_redis(*arguments: str, client: redis.Redis) -> subprocess.Popen:
     assert binary, "redis-server is needed for this test (part of the PostgreSQL + Redis run: docs/deploy.md)"
     process = subprocess.Popen([binary, *arguments, "--save", "", "--appendonly", "no"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            client.ping()
-            return process
-        except redis.ConnectionError:
-            if time.monotonic() > deadline:
-                process.kill()
-                raise AssertionError("redis-server did not start") from None
-            time.sleep(0.02)
+    try:
+        wait_until(client.ping, 10, interval=0.02, ignore=(redis.ConnectionError,), message="redis-server did not start")
+    except AssertionError:
+        process.kill()
+        raise
+    return process

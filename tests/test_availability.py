@@ -24,7 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from tests.webproc import base_env, free_port, manage, read_until_closed, request, serving
+from tests.waiting import wait_until
+from tests.webproc import accepted_connections, base_env, free_port, manage, read_until_closed, request, serving
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the web processes see what the test commits
 
@@ -112,7 +113,7 @@ def test_a_trickling_body_is_cut_at_its_read_deadline_and_holds_no_slot_meanwhil
                 sock = socket.create_connection(("127.0.0.1", port), timeout=BODY_TIMEOUT + 15)
                 sock.sendall(head(keys["a"], 1000) + b'{"title": "')
                 stalled.append((sock, time.monotonic()))
-            time.sleep(0.5)  # every stalled body is being read
+            wait_until(lambda: accepted_connections(port) >= 12, 10)  # every stalled body is being read
             for _ in range(3):  # while they stall, others are served at once
                 status, _, _, seconds = request(port, "GET", "/v1/polls", keys["b"], timeout=10)
                 assert (status, seconds < 3) == (200, True), seconds
@@ -162,7 +163,7 @@ def test_a_flooding_space_leaves_another_its_normal_latency(site):
 
         with ThreadPoolExecutor(8) as pool:
             flooders = [pool.submit(flood, n) for n in range(8)]
-            time.sleep(1.0)
+            wait_until(lambda: len(pings) >= 4, 30)  # the flood is in full swing
             try:
                 busy = latencies(port, keys["b"], 15)
             finally:
@@ -184,13 +185,12 @@ def test_a_ping_to_a_receiver_that_never_answers_is_answered_at_once_and_ends_fa
         assert (status, seconds < 3) == (202, True), (status, seconds)
         delivery = json.loads(body)["data"]
         assert (delivery["status"], delivery["attempts"]) == ("pending", [])
-        deadline = time.monotonic() + WEBHOOK_TIMEOUT + 30
-        while time.monotonic() < deadline:
+        def finished() -> dict | None:
             status, _, body, _ = request(port, "GET", f"/v1/webhooks/{keys['endpoint']}/deliveries", keys["a"])
             [logged] = json.loads(body)["data"]
-            if logged["status"] != "pending":
-                break
-            time.sleep(0.3)
+            return logged if logged["status"] != "pending" else None
+
+        logged = wait_until(finished, WEBHOOK_TIMEOUT + 30, interval=0.3)
     assert logged["id"] == delivery["id"] and logged["status"] == "failed"
     [attempt] = logged["attempts"]
     assert attempt["finishedAt"] and not attempt["succeeded"] and attempt["statusCode"] is None

@@ -21,6 +21,8 @@ import pytest
 from django.db import connection
 
 from ratelimit.models import Counter
+from tests.waiting import wait_until
+from tests.webproc import accepted_connections
 
 pytestmark = [pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
 
@@ -138,11 +140,11 @@ def service(make_space):
     process = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.py", "config.wsgi"],
                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while get(port, "/healthz")[0] != 200:
+        def up() -> bool:
             assert process.poll() is None, process.stderr.read().decode()
-            assert time.monotonic() < deadline, "the web process did not start"
-            time.sleep(0.2)
+            return get(port, "/healthz")[0] == 200
+
+        wait_until(up, 60, interval=0.2, message="the web process did not start")
         yield proxy, port, key, space
     finally:
         process.terminate()
@@ -184,12 +186,10 @@ def assert_not_ready(port: int, within: float):
 
 
 def recovers(port: int, key: str, within: float = 20) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if get(port, "/v1/polls", key)[0] == 200:
-            return True
-        time.sleep(0.3)
-    return False
+    try:
+        return wait_until(lambda: get(port, "/v1/polls", key)[0] == 200, within, interval=0.3)
+    except AssertionError:
+        return False
 
 
 def test_a_stopped_database_gives_503_quickly_and_the_service_recovers(service):
@@ -227,7 +227,7 @@ def test_many_requests_at_once_each_answer_within_the_deadline(service, fault):
     getattr(proxy, fault)()
     with ThreadPoolExecutor(16) as pool:
         answers = [pool.submit(get, port, "/v1/polls", key) for _ in range(16)]
-        time.sleep(0.5)  # the requests are queued now
+        wait_until(lambda: accepted_connections(port) >= 16, 10)  # the requests are queued now
         status, _, seconds = get(port, "/healthz")
         assert (status, seconds < 1) == (200, True), seconds
         for answer in answers:
@@ -270,9 +270,8 @@ def test_the_service_is_back_within_a_second_of_the_database(service):
         time.sleep(0.2)
     proxy.restore()
     ready = time.monotonic()
-    while get(port, "/v1/polls", key)[0] != 200:
-        assert time.monotonic() - ready < 2.5, "still failing 2.5 s after the database was back"
-        time.sleep(0.05)
+    wait_until(lambda: get(port, "/v1/polls", key)[0] == 200, 2.5,
+               message="still failing 2.5 s after the database was back")
     recovered = time.monotonic() - ready
     assert recovered < 2.5, recovered
     # ... and stays back: no dead connection is lent afterwards.

@@ -18,6 +18,7 @@ from django.test.client import RequestFactory
 
 from config.wsgi import application
 from polls.models import Poll
+from tests.waiting import wait_until
 from tests.webproc import read_until_closed
 
 
@@ -204,15 +205,12 @@ def gunicorn(tmp_path_factory):
         cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
+        def listening() -> bool:
             assert process.poll() is None, process.stderr.read().decode()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "gunicorn did not start"
-                time.sleep(0.1)
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+
+        wait_until(listening, 30, interval=0.1, ignore=(OSError,), message="gunicorn did not start")
         yield port
     finally:
         process.terminate()

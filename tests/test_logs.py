@@ -18,6 +18,7 @@ from celery.contrib.testing.worker import start_worker
 from django.conf import settings
 
 from core.logging import JsonFormatter, trace_id_of
+from tests.waiting import wait_until
 
 ROOT = Path(settings.BASE_DIR)
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -120,14 +121,10 @@ def test_the_webhook_task_a_request_caused_logs_with_its_trace_id(local_urls, re
             created = Api(key).post("/v1/polls", {"title": "Traced", "kind": "date", "options": [{"date": "2031-01-01"}]},
                                     headers={"traceparent": TRACEPARENT, "X-Request-ID": "req-traced"})
             assert created.status_code == 201
-            deadline = time.monotonic() + 60
-            failed = []
-            while not failed and time.monotonic() < deadline:
-                time.sleep(0.1)
-                failed = [line for line in log_lines() if line["message"] == "webhook attempt failed"]
+            failed = wait_until(lambda: [line for line in log_lines() if line["message"] == "webhook attempt failed"],
+                                60, message="the worker logged no failed attempt")
     finally:
         use_broker(previous)
-    assert failed, "the worker logged no failed attempt"
     assert (failed[0]["trace_id"], failed[0]["request_id"]) == (TRACE_ID, "req-traced")
     assert failed[0]["task_id"] and TIME.match(failed[0]["time"])
 
@@ -156,9 +153,7 @@ def test_celery_worker_and_beat_log_json_lines(tmp_path):
             process = subprocess.Popen(command, cwd=ROOT, env={**env, "LOG_LEVEL": level}, stdout=subprocess.DEVNULL,
                                        stderr=err, start_new_session=True)
         try:
-            deadline = time.monotonic() + 60
-            while ready not in log.read_text() and process.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.2)
+            wait_until(lambda: ready in log.read_text() or process.poll() is not None, 60, interval=0.2)
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=30)

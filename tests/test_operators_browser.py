@@ -12,6 +12,7 @@ import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, api
 from tests.test_backoffice_browser import PASSWORD, pick_space, served  # noqa: F401 (served: the bin/serve fixture)
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -161,14 +162,13 @@ def test_delivery_and_key_lists_fit_1280_pixels(served, staff_page, tmp_path_fac
     pick_space(page, "Demo space")
     page.fill("#id_name", "a key with a rather long name for the CI pipeline of the mobile app")
     page.click("input[name=_save]")
-    deadline = time.monotonic() + 60
-    while True:
+
+    def failed_delivery_listed() -> bool:
         page.goto(f"{base}/admin/webhooks/delivery/")
-        if "connection" in page.inner_text("#result_list").lower() or time.monotonic() > deadline:
-            break
-        time.sleep(1)
+        return "connection" in page.inner_text("#result_list").lower()
+
+    wait_until(failed_delivery_listed, 60, interval=1)
     screenshot(page, tmp_path_factory, "deliveries-1280")
-    assert "connection" in page.inner_text("#result_list").lower()
     assert no_horizontal_scroll(page)
     for title in ("Status", "Attempts", "Last error"):
         assert column_in_view(page, title), title

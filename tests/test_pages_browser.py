@@ -14,6 +14,7 @@ import time
 import pytest
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, api, serve
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -73,14 +74,11 @@ def create_poll(served, **fields) -> dict:
 
 
 def wait_for_event(receiver, kind: str, participant_count: int | None = None, timeout: float = 30) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for request, _ in list(receiver.log):
-            body = json.loads(request.get_data())
-            if body["type"] == kind:
-                return body
-        time.sleep(0.2)
-    raise AssertionError(f"no {kind} arrived; got {[json.loads(r.get_data())['type'] for r, _ in receiver.log]}")
+    def arrived() -> dict | None:
+        return next((body for body in (json.loads(request.get_data()) for request, _ in list(receiver.log))
+                     if body["type"] == kind), None)
+
+    return wait_until(arrived, timeout, interval=0.2, message=f"no {kind} arrived")
 
 
 def choose(page, option_id: str, vote: str) -> None:
@@ -283,13 +281,11 @@ def manage_py(env, *args) -> dict:
 
 def sign_in_link(folder, poll_id: str, seen: int) -> str:
     """The newest sign-in link bin/serve printed (the console e-mail backend) after `seen` links."""
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
+    def printed() -> list[str]:
         links = re.findall(rf"http://\S+/poll/{poll_id}/sign-in/[A-Za-z0-9_-]+", (folder / "serve.log").read_text())
-        if len(links) > seen:
-            return links[-1]
-        time.sleep(0.2)
-    raise AssertionError("no sign-in link in bin/serve's output")
+        return links if len(links) > seen else []
+
+    return wait_until(printed, 15, interval=0.2, message="no sign-in link in bin/serve's output")[-1]
 
 
 def ask_for_link(page, base: str, poll_id: str, email: str) -> str:

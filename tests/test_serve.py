@@ -7,6 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from tests.waiting import wait_until
 from tests.webproc import free_port, request
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,11 +29,11 @@ def start(env: dict, log_path: Path) -> subprocess.Popen:
 
 
 def wait_ready(process, port: int, log_path: Path) -> None:
-    deadline = time.monotonic() + 180
-    while request(port, "GET", "/readyz", timeout=2)[0] != 200:
+    def ready() -> bool:
         assert process.poll() is None, log_path.read_text()
-        assert time.monotonic() < deadline, "bin/serve did not become ready"
-        time.sleep(0.3)
+        return request(port, "GET", "/readyz", timeout=2)[0] == 200
+
+    wait_until(ready, 180, interval=0.3, message="bin/serve did not become ready")
 
 
 def group_alive(pgid: int) -> bool:
@@ -89,10 +90,8 @@ def test_a_killed_bin_serve_leaves_no_process_behind(tmp_path):
         assert len(children) == 2, children  # web and jobs
         os.kill(process.pid, signal.SIGKILL)
         process.wait(timeout=10)
-        deadline = time.monotonic() + 60
-        while any(group_alive(int(child)) for child in children) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not any(group_alive(int(child)) for child in children), log_path.read_text()[-3000:]
+        wait_until(lambda: not any(group_alive(int(child)) for child in children), 60,
+                   message=log_path.read_text()[-3000:])
         assert request(port, "GET", "/healthz", timeout=2)[0] != 200  # nothing serves any more
     finally:
         for child in children:

@@ -5,6 +5,7 @@ import threading
 import time
 
 from core.watchdog import Watchdog
+from tests.waiting import wait_until
 
 
 class Deadline:
@@ -23,7 +24,7 @@ def test_a_deadline_that_passes_is_expired_on_time_and_one_that_ends_in_time_nev
     watchdog = Watchdog("test-watchdog")
     far, in_time, late = Deadline(30), Deadline(0.1), Deadline(0.2)
     watchdog.watch(far)
-    time.sleep(0.05)  # the thread sleeps toward `far`
+    wait_until(lambda: watchdog._wakes_at == far.at, 2)  # the thread sleeps toward `far`
     watchdog.watch(in_time)
     watchdog.forget(in_time)
     watchdog.watch(late)  # earlier than what the thread sleeps toward: it is told
@@ -37,7 +38,7 @@ def test_deadlines_that_end_in_time_do_not_wake_the_thread_and_a_later_one_still
     watchdog = Watchdog("test-watchdog")
     first = Deadline(0.3)
     watchdog.watch(first)
-    time.sleep(0.05)  # the thread sleeps toward `first`
+    wait_until(lambda: watchdog._wakes_at == first.at, 2)  # the thread sleeps toward `first`
     watchdog.forget(first)
     sleeping_toward = watchdog._wakes_at
     assert sleeping_toward == first.at
@@ -45,7 +46,7 @@ def test_deadlines_that_end_in_time_do_not_wake_the_thread_and_a_later_one_still
         deadline = Deadline(0.3)
         watchdog.watch(deadline)
         watchdog.forget(deadline)
-    time.sleep(0.05)  # time enough for a woken thread to go back to sleep
+    time.sleep(0.05)  # not a wait but the check: time in which a woken thread would have moved
     assert watchdog._wakes_at == sleeping_toward  # not woken by any of them
     stuck = Deadline(0.4)
     watchdog.watch(stuck)

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_until
+from tests.webproc import accepted_connections
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -41,17 +44,11 @@ def served(directory: Path, **settings: str):
     process = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.py", "config.wsgi"],
                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while True:
+        def up() -> bool:
             assert process.poll() is None, process.stderr.read().decode()
-            try:
-                status, _, _ = exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                if status == 200:
-                    break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
+            return exchange(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")[0] == 200
+
+        wait_until(up, 60, interval=0.2, ignore=(OSError,), message="gunicorn did not start")
         yield port, key
     finally:
         process.terminate()
@@ -135,7 +132,7 @@ def test_slow_clients_do_not_stall_the_api(server):
             connection = socket.create_connection(("127.0.0.1", port), timeout=10)
             connection.sendall(post_polls(key, 1000) + b'{"title": "')
             slow.append(connection)
-        time.sleep(1.0)  # every slow connection has reached the server
+        wait_until(lambda: accepted_connections(port) >= 58, 10)  # every slow connection has reached the server
         for request in (b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
                         f"GET /v1/polls HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
                         f"Connection: close\r\n\r\n".encode()):

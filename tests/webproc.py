@@ -15,6 +15,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.waiting import wait_until
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -41,6 +43,17 @@ def request(port: int, method: str, path: str, key: str | None = None, body: byt
     except (OSError, IndexError, ValueError):  # unreachable, or closed without an answer
         return None, {}, b"", time.monotonic() - started
     return status, headers, payload, time.monotonic() - started
+
+
+def accepted_connections(port: int) -> int:
+    """The connections to `port` that the server process has accepted: in /proc/net/tcp a
+    connection still waiting in the listen queue has no inode yet."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state, inode = line.split()[1], line.split()[3], line.split()[9]
+            count += int(local.rsplit(":", 1)[1], 16) == port and state == "01" and inode != "0"
+    return count
 
 
 def read_until_closed(sock: socket.socket) -> tuple[int, dict, bytes]:
@@ -82,11 +95,11 @@ def serving(env: dict, *, jobs: bool = False):
         processes.append(subprocess.Popen([sys.executable, "manage.py", "runjobs"], cwd=ROOT, env=env,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     try:
-        deadline = time.monotonic() + 60
-        while request(port, "GET", "/healthz", timeout=2)[0] != 200:
+        def up() -> bool:
             assert processes[0].poll() is None, processes[0].stderr.read().decode()
-            assert time.monotonic() < deadline, "the web process did not start"
-            time.sleep(0.2)
+            return request(port, "GET", "/healthz", timeout=2)[0] == 200
+
+        wait_until(up, 60, interval=0.2, message="the web process did not start")
         yield port
     finally:
         for process in processes:
