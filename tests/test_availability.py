@@ -134,7 +134,7 @@ def latencies(port: int, key: str, count: int) -> list[float]:
         status, _, _, seconds = request(port, "GET", "/v1/polls?limit=5", key, timeout=30)
         assert status == 200, status
         answers.append(seconds)
-        time.sleep(0.05)
+        time.sleep(0.05)  # paced, as a client reading now and then
     return answers
 
 

@@ -45,14 +45,14 @@ def request(port: int, method: str, path: str, key: str | None = None, body: byt
     return status, headers, payload, time.monotonic() - started
 
 
-def accepted_connections(port: int) -> int:
-    """The connections to `port` that the server process has accepted: in /proc/net/tcp a
-    connection still waiting in the listen queue has no inode yet."""
+def accepted_connections(port: int, *, queued: bool = False) -> int:
+    """The connections to `port` that the server process has accepted (or with `queued`,
+    that wait in its listen queue: in /proc/net/tcp those have no inode yet)."""
     count = 0
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:
             local, state, inode = line.split()[1], line.split()[3], line.split()[9]
-            count += int(local.rsplit(":", 1)[1], 16) == port and state == "01" and inode != "0"
+            count += int(local.rsplit(":", 1)[1], 16) == port and state == "01" and (inode == "0") == queued
     return count
 
 

@@ -14,6 +14,7 @@ from pages import mail
 from pages.models import SignInLink
 from pages.tests.conftest import act, answer, ask_link, csrf, events, link_from, poll_row, sign_in
 from spaces import services as space_services
+from tests.waiting import wait_until
 from webhooks.models import Event
 
 ORIGINAL_IN_BACKGROUND = mail.in_background  # before conftest's mail_at_once replaces it
@@ -230,9 +231,7 @@ def test_the_page_answers_before_the_mail_server_does(make_poll, organizer_email
     assert SilentMailServer.held.wait(5) and not SilentMailServer.sent  # answered while the server holds it
     assert time.monotonic() - started < 5
     SilentMailServer.release.set()
-    deadline = time.monotonic() + 5
-    while not SilentMailServer.sent and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: SilentMailServer.sent, 5, interval=0.01)
     [message] = SilentMailServer.sent
     assert message.to == [organizer_email] and f"/poll/{poll['id']}/sign-in/" in message.body
 

@@ -25,6 +25,7 @@ from django.db import connection
 from pytest_httpserver import HTTPServer
 
 from tests.redisproc import start_redis
+from tests.waiting import wait_until
 from webhooks import services
 
 
@@ -285,13 +286,12 @@ class Processes:
                                    text=True)
         self.running.append(process)
         process.log_path = log.name
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if '"message": "runjobs started"' in Path(log.name).read_text():
-                return process
+        def started() -> bool:
             assert process.poll() is None, Path(log.name).read_text()
-            time.sleep(0.05)
-        raise AssertionError("runjobs did not start within 60 s")
+            return '"message": "runjobs started"' in Path(log.name).read_text()
+
+        wait_until(started, 60, message="runjobs did not start within 60 s")
+        return process
 
     def stop_all(self):
         for process in self.running:

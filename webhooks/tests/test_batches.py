@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tests.waiting import wait_until
 from webhooks import dispatch, sender, services
 from webhooks.models import Attempt, Delivery
 from webhooks.tests.fixtures import read_request, received, run_worker, trickle_answer
@@ -119,7 +120,7 @@ def test_a_connection_idle_too_long_is_not_reused(raw_receiver, make_endpoint, s
     make_endpoint(raw_receiver.url())
     record(space, 0)
     run_worker()
-    time.sleep(0.3)
+    time.sleep(0.3)  # on purpose: idle longer than KEEPALIVE_IDLE_SECONDS
     record(space, 1)
     run_worker()
     assert raw_receiver.connections == 2
@@ -203,10 +204,7 @@ def test_under_a_backlog_the_embedded_loop_claims_in_half_batches(receiver, hook
     assert room == threads * dispatch.CLAIMS_PER_SENDER
     thread = dispatcher.start(stop)
     try:  # the test's thread reads no table meanwhile (SQLite's shared in-memory test database locks tables)
-        deadline = time.monotonic() + 30
-        while len(receiver.log) < events:
-            assert time.monotonic() < deadline, "the backlog was not worked off"
-            time.sleep(0.02)
+        wait_until(lambda: len(receiver.log) >= events, 30, interval=0.02, message="the backlog was not worked off")
     finally:
         stop.set()
         dispatch.wake()

@@ -12,6 +12,7 @@ from celery.contrib.testing.worker import start_worker
 from django.db import transaction
 
 from config.celery import app
+from tests.waiting import wait_until
 from webhooks import dispatch, jobs, services, tasks
 from webhooks.models import Delivery, Event
 from webhooks.tests.fixtures import received, use_broker
@@ -26,13 +27,6 @@ def celery_broker(local_urls, broker):
     use_broker(previous)
 
 
-def wait_until(condition, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert condition()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_an_event_is_delivered_by_a_celery_worker_right_after_the_commit(celery_broker, receiver, make_endpoint,
                                                                          make_space):
@@ -43,8 +37,8 @@ def test_an_event_is_delivered_by_a_celery_worker_right_after_the_commit(celery_
         with transaction.atomic():
             event = services.record_event(space_id=space.id, type="poll.created", poll_id="AbCdEf123456")
             assert client_queue_length() == 0, "nothing is enqueued before the commit"
-        wait_until(lambda: len(receiver.log) == 1)
-        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).exists())
+        wait_until(lambda: len(receiver.log) == 1, 15)
+        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).exists(), 15)
     assert [got["body"]["id"] for got in received(receiver)] == [event.id]
     assert Event.objects.get().dispatched_at is not None
 
@@ -64,12 +58,12 @@ def test_events_committed_in_a_stream_are_delivered_by_a_celery_worker_in_one_fa
     receiver.expect_request("/hook").respond_with_data("ok")
     with start_worker(celery_broker, perform_ping_check=False, shutdown_timeout=10):
         first = services.record_event(space_id=space.id, type="poll.created", poll_id="strm00000000").id
-        wait_until(lambda: Event.objects.filter(pk=first, dispatched_at__isnull=False).exists())
+        wait_until(lambda: Event.objects.filter(pk=first, dispatched_at__isnull=False).exists(), 15)
         stream = []
         for n in range(1, 6):
             stream.append(services.record_event(space_id=space.id, type="poll.created", poll_id=f"strm{n:08d}").id)
             time.sleep(0.015)
-        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 6)
+        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 6, 15)
     assert sorted(got["body"]["id"] for got in received(receiver)) == sorted([first, *stream])
     assert len(set(Event.objects.filter(pk__in=stream).values_list("dispatched_at", flat=True))) == 1
 
@@ -183,8 +177,8 @@ def test_a_burst_is_worked_off_in_batches_each_event_once(celery_broker, receive
     events = burst(45, receiver, make_endpoint, make_space)
     assert client_queue_length() == 1
     with start_worker(celery_broker, perform_ping_check=False, shutdown_timeout=10):
-        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 45, timeout=30)
-        wait_until(lambda: client_queue_length() == 0)
+        wait_until(lambda: Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 45, 30)
+        wait_until(lambda: client_queue_length() == 0, 15)
     assert sorted(got["body"]["id"] for got in received(receiver)) == sorted(events)
     assert set(Delivery.objects.values_list("attempts", flat=True)) == {1}
     fan_outs = set(Event.objects.values_list("dispatched_at", flat=True))  # one instant per batch
@@ -229,7 +223,7 @@ def test_a_prefork_worker_keeps_its_database_connections_from_task_to_task(procs
         def fanned_out(events: range) -> None:
             for n in events:  # each event's commit enqueues a fan-out, run before the next event
                 event = services.record_event(space_id=space.id, type="poll.created", poll_id=f"conn{n:08d}")
-                wait_until(lambda event=event: Event.objects.filter(pk=event.pk, dispatched_at__isnull=False).exists())
+                wait_until(lambda event=event: Event.objects.filter(pk=event.pk, dispatched_at__isnull=False).exists(), 15)
 
         fanned_out(range(30))
         # The server ends the worker's connections between two tasks: the next tasks get new
@@ -237,7 +231,7 @@ def test_a_prefork_worker_keeps_its_database_connections_from_task_to_task(procs
         assert workers("bool_and(pg_terminate_backend(pid))")
         fanned_out(range(30, 34))
         procs.kill_group(worker)
-        wait_until(lambda: workers() == 0)  # the worker's server processes have exited (and counted)
+        wait_until(lambda: workers() == 0, 15)  # the worker's server processes have exited (and counted)
     finally:
         use_broker(previous)
     # A connection per pool process at first, and again after the server ended them: not

@@ -11,6 +11,7 @@ import pytest
 from django.conf import settings
 from django.db import transaction
 
+from tests.waiting import wait_until
 from webhooks import dispatch, jobs, services
 from webhooks.models import Attempt, Delivery, Endpoint, Event
 from webhooks.services import delivery as delivery_services
@@ -183,11 +184,11 @@ class CountingReceiver:
             return sum(self.counts.values()) - len(self.counts)
 
     def wait_for(self, count: int, timeout: float, *, while_waiting=lambda: None) -> None:
-        deadline = time.monotonic() + timeout
-        while self.distinct() < count and time.monotonic() < deadline:
+        def arrived() -> bool:
             while_waiting()
-            time.sleep(0.02)
-        assert self.distinct() >= count, f"{self.distinct()} of {count} events arrived within {timeout} s"
+            return self.distinct() >= count
+
+        wait_until(arrived, timeout, interval=0.02, message=f"fewer than {count} events arrived within {timeout} s")
 
 
 @pytest.fixture
@@ -215,9 +216,7 @@ def test_runjobs_killed_twice_in_a_backlog_sends_few_duplicates(procs, counting_
         process.wait(10)
         process = procs.runjobs()
     counting_receiver.wait_for(KILL_EVENTS, timeout=120)
-    deadline = time.monotonic() + 60  # the last outcomes recorded: nothing more is sent
-    while not all_delivered(procs) and time.monotonic() < deadline:
-        time.sleep(0.5)
+    wait_until(lambda: all_delivered(procs), 60, interval=0.5)  # the last outcomes recorded: nothing more is sent
     process.send_signal(signal.SIGTERM)
     assert process.wait(STOP_BOUND) == 0
     assert set(counting_receiver.counts) == set(seeded["events"])
@@ -264,10 +263,8 @@ def test_celery_worker_and_broker_killed_in_a_backlog_send_few_duplicates(procs,
         kill(worker)
         worker = start_worker()
         counting_receiver.wait_for(KILL_EVENTS, timeout=180, while_waiting=sweep)
-        deadline = time.monotonic() + 60
-        while Delivery.objects.exclude(status=Delivery.Status.SUCCEEDED).exists() and time.monotonic() < deadline:
-            sweep()
-            time.sleep(0.1)
+        wait_until(lambda: sweep() or not Delivery.objects.exclude(status=Delivery.Status.SUCCEEDED).exists(), 60,
+                   interval=0.1)
         kill(worker)
     finally:
         use_broker(previous)

@@ -13,6 +13,7 @@ from pathlib import Path
 from werkzeug import Response
 
 from tests.hammer import release_together
+from tests.waiting import wait_until
 from webhooks.tests.fixtures import STOP_BOUND
 
 
@@ -53,10 +54,7 @@ class Gate:
         return Response("ok")
 
     def wait_for(self, count: int, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while len(self.seen) < count and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert len(self.seen) >= count, f"only {len(self.seen)} request(s) arrived"
+        wait_until(lambda: len(self.seen) >= count, timeout, message=f"only {len(self.seen)} request(s) arrived")
 
 
 def test_runjobs_killed_mid_delivery_is_redelivered_after_the_lease(procs, receiver):

@@ -5,6 +5,8 @@ import time
 
 import pytest
 
+from tests.waiting import wait_until
+from tests.webproc import accepted_connections
 from webhooks import services
 from webhooks.models import Attempt
 from webhooks.tests.fixtures import run_worker
@@ -28,7 +30,7 @@ def black_hole():
         except BlockingIOError:
             pass
         fillers.append(filler)
-    time.sleep(0.1)
+    wait_until(lambda: accepted_connections(port, queued=True), 5)  # the queue is full: later SYNs are dropped
     yield port
     for sock in [*fillers, listener]:
         sock.close()
