@@ -66,6 +66,8 @@ def kept(contracts, contract_id: str, *extra: tuple[str, str]) -> bool:
     ("layers", "core.ids", "config.settings"),              # nor config
     ("beside", "polls.services", "ratelimit.keyed"),
     ("beside", "webhooks.dispatch", "ratelimit.limiter"),
+    ("layers", "pages.views", "privateapi.views"),          # the private API and pages stand apart
+    ("privateapi", "privateapi.views", "webhooks.models"),
     ("pages", "pages.views", "polls.serializers"),          # pages never use the API's HTTP layer
     ("pages", "pages.views", "core.api.errors"),
     ("pages", "pages.views", "rest_framework"),
@@ -88,7 +90,7 @@ def test_tests_and_migrations_are_left_out(contracts):
 
 
 def test_the_source_rules_find_their_violations():
-    apps = {"core", "spaces", "polls", "webhooks", "ratelimit", "idempotency", "pages", "config"}
+    apps = {"core", "spaces", "polls", "webhooks", "ratelimit", "idempotency", "pages", "privateapi", "config"}
     assert private_imports("polls.x", "from spaces.management.commands._base import GroupCommand", apps) == [
         "polls.x imports _base of spaces.management.commands._base"]
     assert private_imports("polls.x", "from spaces.admin import _report", apps) == [
