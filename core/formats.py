@@ -121,3 +121,27 @@ def parse_email(text) -> str:
     if len(email) > EMAIL_MAX_LENGTH:
         raise ValueError(f"must be at most {EMAIL_MAX_LENGTH} characters")
     return email
+
+
+# --- Text ------------------------------------------------------------------------------------
+# Control characters: C0 (U+0000-U+001F), DEL and C1 (U+007F-U+009F). A one-line text (a title,
+# a location, a name) takes none of them, nor the line and paragraph separators U+2028 and
+# U+2029; a text of several lines (a description, a comment) keeps LF, CR and TAB. A line break
+# in a title would end an e-mail header built from it (docs/api.md, "Text").
+_ONE_LINE_FORBIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_LINES_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+ONE_LINE_MESSAGE = "must not contain control characters or line breaks"
+LINES_MESSAGE = "must not contain control characters other than line breaks and tabs"
+
+
+def text_problem(text: str, *, multiline: bool = False) -> str | None:
+    """What is wrong with `text`'s characters (the reason, as after a field's path), or None."""
+    if (_LINES_FORBIDDEN if multiline else _ONE_LINE_FORBIDDEN).search(text):
+        return LINES_MESSAGE if multiline else ONE_LINE_MESSAGE
+    return None
+
+
+def one_line(text: str) -> str:
+    """`text` with every run of control characters and line breaks made one space: for an
+    e-mail header built from a value stored before the rule above held."""
+    return re.sub("[\x00-\x1f\x7f-\x9f\u2028\u2029]+", " ", text).strip()

@@ -2,8 +2,9 @@
 (`read_votes`): one radio group per option, named by the option's id."""
 
 from django import forms
+from django.core.exceptions import ValidationError
 
-from core.formats import EMAIL_MAX_LENGTH
+from core.formats import EMAIL_MAX_LENGTH, text_problem
 from polls.models import Vote
 from polls.rules import COMMENT_MAX_LENGTH
 from polls.services import VOTE_TYPES
@@ -13,8 +14,22 @@ from polls.services.responses import NAME_MAX_LENGTH
 HONEYPOT = "website"  # a field people never see (CSS) and bots fill in
 
 
+def plain_text(*, multiline: bool = False):
+    """A form field's validator: the API's rule on control characters (core.formats)."""
+
+    def check(value: str) -> None:
+        problem = text_problem(value, multiline=multiline)
+        if problem:
+            raise ValidationError(problem)
+
+    return check
+
+
+ONE_LINE, LINES = [plain_text()], [plain_text(multiline=True)]
+
+
 class AnswerForm(forms.Form):
-    name = forms.CharField(max_length=NAME_MAX_LENGTH, strip=True)
+    name = forms.CharField(max_length=NAME_MAX_LENGTH, strip=True, validators=ONE_LINE)
     email = forms.EmailField(max_length=EMAIL_MAX_LENGTH, required=False)
 
     def __init__(self, *args, require_email: bool = False, **kwargs):
@@ -29,8 +44,8 @@ class LinkForm(forms.Form):
 
 
 class CommentForm(forms.Form):
-    name = forms.CharField(max_length=COMMENT_NAME_MAX_LENGTH, strip=True)
-    text = forms.CharField(max_length=COMMENT_MAX_LENGTH, strip=True)
+    name = forms.CharField(max_length=COMMENT_NAME_MAX_LENGTH, strip=True, validators=ONE_LINE)
+    text = forms.CharField(max_length=COMMENT_MAX_LENGTH, strip=True, validators=LINES)
 
 
 def read_votes(data, options, allow_tentative: bool, current: dict | None = None) -> tuple[dict, list[str]]:

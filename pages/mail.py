@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.utils.translation import gettext as _
 
+from core.formats import one_line
 from pages.services import SIGN_IN_VALID
 from polls.models import Poll
 
@@ -47,8 +48,10 @@ def in_background(function, *args) -> None:
 def send_sign_in_link(*, to: str, poll: Poll, token: str) -> None:
     link = f"{settings.APP_URL}/poll/{poll.pk}/sign-in/{token}"
     minutes = int(SIGN_IN_VALID.total_seconds() // 60)
-    subject = f"Sign in to manage “{poll.title}”"
-    body = (f"Hello,\n\nsomeone (hopefully you) asked to manage the poll “{poll.title}”.\n"
+    # A title stored before control characters were refused must not stop the e-mail: a line
+    # break in a header is refused by Django (BadHeaderError).
+    subject = f"Sign in to manage “{one_line(poll.title)}”"
+    body = (f"Hello,\n\nsomeone (hopefully you) asked to manage the poll “{one_line(poll.title)}”.\n"
             f"Open this link within {minutes} minutes to sign in; it works once:\n\n{link}\n\n"
             "If you did not ask for it, ignore this e-mail: nothing happens without the link.\n")
     in_background(_send, subject, body, to, poll.pk)

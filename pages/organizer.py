@@ -23,6 +23,7 @@ from pages import services
 from pages.answers import answer_rows
 from pages.display import display_zone, option_label
 from pages.editing import ADD_ROWS, deadline_label, deadline_zone, default_duration, read_deadline, wanted_options
+from pages.forms import LINES, ONE_LINE
 from pages.mail import send_sign_in_link
 from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, scores
 from polls import selectors
@@ -52,9 +53,10 @@ class SignInForm(forms.Form):
 
 
 class DetailsForm(forms.Form):
-    title = forms.CharField(max_length=TITLE_MAX_LENGTH)
-    description = forms.CharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, widget=forms.Textarea)
-    location = forms.CharField(max_length=LOCATION_MAX_LENGTH, required=False)
+    title = forms.CharField(max_length=TITLE_MAX_LENGTH, validators=ONE_LINE)
+    description = forms.CharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, widget=forms.Textarea,
+                                  validators=LINES)
+    location = forms.CharField(max_length=LOCATION_MAX_LENGTH, required=False, validators=ONE_LINE)
 
 
 # The five settings (`polls.rules.SETTINGS`) as the organizer reads them.

@@ -141,11 +141,15 @@ class GeneratorInput(StrictSerializer):
 
 
 class PollTextsInput(StrictSerializer):
-    title = StrictCharField(max_length=TITLE_MAX_LENGTH, help_text=f"Trimmed; 1-{TITLE_MAX_LENGTH} characters.")
-    description = StrictCharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, allow_blank=True,
-                                  help_text=f"Trimmed; at most {DESCRIPTION_MAX_LENGTH} characters.")
-    location = StrictCharField(max_length=LOCATION_MAX_LENGTH, required=False, allow_blank=True,
-                               help_text=f"Trimmed; at most {LOCATION_MAX_LENGTH} characters.")
+    title = StrictCharField(max_length=TITLE_MAX_LENGTH,
+                            help_text=f"Trimmed; 1-{TITLE_MAX_LENGTH} characters; no control characters or line breaks.")
+    description = StrictCharField(
+        max_length=DESCRIPTION_MAX_LENGTH, required=False, allow_blank=True, multiline=True,
+        help_text=f"Trimmed; at most {DESCRIPTION_MAX_LENGTH} characters; line breaks and tabs are kept, other "
+        "control characters refused.")
+    location = StrictCharField(
+        max_length=LOCATION_MAX_LENGTH, required=False, allow_blank=True,
+        help_text=f"Trimmed; at most {LOCATION_MAX_LENGTH} characters; no control characters or line breaks.")
 
 
 # The five settings, after the texts (DRF keeps a base class's fields first).

@@ -189,7 +189,7 @@ class CreatePollInput(Lenient):
     """A new poll: `dates` (all-day options) or `slots` (time slots), not both."""
 
     title = StrictCharField(max_length=TITLE_MAX_LENGTH, help_text="Trimmed; at least one character.")
-    description = StrictCharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, allow_blank=True)
+    description = StrictCharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, allow_blank=True, multiline=True)
     location = StrictCharField(max_length=LOCATION_MAX_LENGTH, required=False, allow_blank=True)
     requireEmail = StrictBooleanField(required=False, help_text="Require participants to provide their email address.")
     hideParticipants = StrictBooleanField(required=False, help_text="Hide participant names from other participants.")

@@ -11,12 +11,28 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.quick import QUICK_GIVES_UP, quick_validator
-from core.formats import CLOCK_PATTERN, DATE_PATTERN, parse_clock, parse_date
+from core.formats import CLOCK_PATTERN, DATE_PATTERN, parse_clock, parse_date, text_problem
 
 COMMON_MESSAGES = {"required": "required", "null": "must not be null"}
 
 
+class PlainText:
+    """A text field's validator: no control characters (core.formats.text_problem); with
+    `multiline`, line breaks and tabs are allowed."""
+
+    def __init__(self, multiline: bool = False):
+        self.multiline = multiline
+
+    def __call__(self, value):
+        problem = text_problem(value, multiline=self.multiline) if isinstance(value, str) else None
+        if problem:
+            raise serializers.ValidationError(problem)
+
+
 class StrictCharField(serializers.CharField):
+    """A string; refused when it holds control characters (C0, DEL, C1) or line breaks, unless
+    `multiline`, which allows LF, CR and TAB."""
+
     default_error_messages = {
         **COMMON_MESSAGES,
         "invalid": "must be a string",
@@ -30,6 +46,10 @@ class StrictCharField(serializers.CharField):
     #: A function of the text (trimmed) giving the field's value; its ValueError is the
     #: message. None: the text itself.
     convert = None
+
+    def __init__(self, *, multiline: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.validators.append(PlainText(multiline))
 
     def to_internal_value(self, data):
         if not isinstance(data, str):

@@ -106,6 +106,8 @@ def test_a_blank_option_is_no_answer(make_poll, api, client):
     ({"name": ""}, "Name: This field is required."),
     ({"name": "x" * 256}, "Name: Ensure this value has at most 255 characters"),
     ({"email": "not-an-address"}, "E-mail"),
+    ({"name": "Ada\r\nLovelace"}, "Name: must not contain control characters or line breaks"),
+    ({"name": "Ada\x1b[31m"}, "Name: must not contain control characters or line breaks"),
 ])
 def test_a_bad_answer_is_refused_and_nothing_changes(make_poll, client, fields, problem):
     poll = make_poll()
@@ -341,6 +343,8 @@ def test_a_comment_is_listed_under_the_grid(make_poll, client):
     ({"name": "Rude Phrase man"}, "name: flagged by content moderation"),
     ({"text": ""}, "Text: This field is required."),
     ({"text": "x" * 1001}, "at most 1000 characters"),
+    ({"name": "Ada\nL"}, "Name: must not contain control characters or line breaks"),
+    ({"text": "Friday\x07 suits me"}, "Text: must not contain control characters other than line breaks and tabs"),
 ])
 def test_a_bad_comment_is_refused(make_poll, client, fields, problem):
     poll = make_poll(disableComments=False)

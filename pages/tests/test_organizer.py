@@ -54,6 +54,20 @@ def test_signing_in_rotates_the_csrf_token(make_poll, organizer_email, mailoutbo
     assert client.post(f"/poll/{poll['id']}/act", {"csrfmiddlewaretoken": before, "action": "close"}).status_code == 403
     assert poll_row(poll).status == "open"
 
+
+def test_a_title_stored_with_a_line_break_still_sends_the_link(make_poll, organizer_email, mailoutbox, caplog):
+    """A title stored before control characters were refused cannot stop the e-mail (Django
+    refuses a line break in a header): the subject takes it as one line."""
+    from polls.models import Poll
+
+    poll = make_poll()
+    Poll.objects.filter(pk=poll["id"]).update(title="Team\r\nBcc: all@example.com\x85\u2028lunch")
+    response = ask_link(Client(), poll, organizer_email)
+    assert response.status_code == 200 and "sign-in e-mail not sent" not in caplog.text
+    [message] = mailoutbox
+    assert message.subject == "Sign in to manage “Team Bcc: all@example.com lunch”"
+    assert message.message()["Bcc"] is None and not message.bcc  # no header smuggled in
+
 def test_another_address_gets_the_same_answer_and_no_mail(make_poll, organizer_email, mailoutbox, space):
     poll = make_poll()
     space_services.get_or_create_user(email="stranger@example.com", name="Stranger")
@@ -129,6 +143,16 @@ def test_edit_details_and_settings_the_invite_page_follows(signed_in):
     assert "New title" in Client().get(f"/invite/{poll['id']}").content.decode()
     bad = act(client, poll, action="edit", title="")
     assert bad.status_code == 400 and poll_row(poll).title == "New title"
+    for field, value, problem in [
+        ("title", "New\r\ntitle", "Title: must not contain control characters or line breaks"),
+        ("location", "Hall\u2028B", "Location: must not contain control characters or line breaks"),
+        ("description", "Bring\x0cfood", "Description: must not contain control characters other than line breaks"),
+    ]:
+        bad = act(client, poll, action="edit", **{"title": "New title", field: value})
+        assert bad.status_code == 400 and problem in bad.content.decode(), field
+    assert (poll_row(poll).title, poll_row(poll).location) == ("New title", "Hall")
+    assert act(client, poll, action="edit", title="New title", description="Bring:\r\n\tfood").status_code == 302
+    assert poll_row(poll).description == "Bring:\r\n\tfood"
 
 
 def test_remove_a_participant_and_a_comment(signed_in):

@@ -4,6 +4,7 @@
 from django.db import transaction
 
 from core.errors import ServiceError
+from core.formats import text_problem
 from polls.models import Comment, Poll
 from polls.moderation import flagged_fields
 from polls.rules import COMMENT_MAX_LENGTH, InappropriateContent, max_length
@@ -25,8 +26,12 @@ def add_comment(*, poll: Poll, name: str, text: str) -> Comment:
     problems = []
     if not name or len(name) > COMMENT_NAME_MAX_LENGTH:
         problems.append(f"name: 1-{COMMENT_NAME_MAX_LENGTH} characters required")
+    elif text_problem(name):
+        problems.append(f"name: {text_problem(name)}")
     if not text or len(text) > COMMENT_MAX_LENGTH:
         problems.append(f"text: 1-{COMMENT_MAX_LENGTH} characters required")
+    elif text_problem(text, multiline=True):
+        problems.append(f"text: {text_problem(text, multiline=True)}")
     if problems:
         raise ServiceError("; ".join(problems))
     flagged = flagged_fields({"name": name, "text": text})

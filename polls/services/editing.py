@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.errors import ServiceError
-from core.formats import instant
+from core.formats import instant, text_problem
 from polls.models import Option, Poll
 from polls.rules import (
     CONFERENCING_PROVIDERS,
@@ -56,10 +56,13 @@ def clean_details(details: dict) -> dict:
         elif field in ("title", "description", "location"):
             text = (value or "").strip()
             limit = TEXT_LIMITS[field]
+            problem = text_problem(text, multiline=field == "description")
             if field == "title" and not text:
                 problems.append("title: required")
             elif len(text) > limit:
                 problems.append(f"{field}: at most {limit} characters")
+            elif problem:
+                problems.append(f"{field}: {problem}")
             cleaned[field] = text if field == "title" else text or None
         else:
             problems.append(f"{field}: cannot be changed")
@@ -83,6 +86,8 @@ def clean_conferencing(value) -> dict:
     label = value.get("label")
     if not isinstance(label, str) or not 1 <= len(label.strip()) <= 100:
         raise ServiceError("conferencing: a custom provider needs a label of 1-100 characters")
+    if text_problem(label):
+        raise ServiceError(f"conferencing: the label {text_problem(label)}")
     cleaned = {"provider": "custom", "label": label.strip()}
     uri = value.get("uri")
     if uri not in (None, ""):

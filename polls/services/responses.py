@@ -7,7 +7,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from core.errors import ServiceError
-from core.formats import parse_email
+from core.formats import parse_email, text_problem
 from polls.models import Participant, Poll, Vote
 from polls.rules import max_length
 from polls.services.lifecycle import locked_poll
@@ -35,6 +35,8 @@ def _checked_response(*, poll: Poll, name: str, email: str | None, votes: dict, 
     name = (name or "").strip()
     if not name or len(name) > NAME_MAX_LENGTH:
         problems.append(f"name: 1-{NAME_MAX_LENGTH} characters required")
+    elif text_problem(name):
+        problems.append(f"name: {text_problem(name)}")
     email = (email or "").strip() or None
     if email is None and poll.require_email:
         problems.append("email: this poll requires an e-mail address")

@@ -338,6 +338,30 @@ def test_validation_errors_name_each_field(api, body, fragments):
     assert all(re.match(r"^[\w\[\].]+: ", part) for part in message.split("; ")), message
 
 
+
+# C0 (with NUL's own message apart), DEL, C1, and the line and paragraph separators.
+CONTROL_CHARACTERS = ["\n", "\r", "\t", "\x01", "\x0b", "\x1b", "\x1f", "\x7f", "\x85", "\x9f", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("character", CONTROL_CHARACTERS)
+@pytest.mark.parametrize("field", ["title", "location"])
+def test_one_line_texts_refuse_control_characters(api, field, character):
+    body = date_poll(**{field: f"Team{character}dinner"})
+    refused(api, body, 400, "VALIDATION_ERROR", f"{field}: must not contain control characters or line breaks")
+
+
+@pytest.mark.parametrize("character", ["\x01", "\x0b", "\x0c", "\x1b", "\x7f", "\x85", "\x9f"])
+def test_a_description_refuses_control_characters_but_line_breaks_and_tabs(api, character):
+    refused(api, date_poll(description=f"Bring{character}food"), 400, "VALIDATION_ERROR",
+            "description: must not contain control characters other than line breaks and tabs")
+
+
+def test_a_description_keeps_its_line_breaks_and_tabs(api):
+    text = "Bring:\n\t- food\r\n\t- drinks\u2028and more"
+    r = api.post("/v1/polls", date_poll(description=text, title="Team\u00a0dinner é 🍝", location="Room 4"))
+    assert r.status_code == 201, r.body
+    assert r.body["data"]["description"] == text and r.body["data"]["title"] == "Team\u00a0dinner é 🍝"
+
 def test_every_offending_field_is_named(api):
     body = {"title": "", "kind": "date", "options": [{"date": "x"}, {"date": "2026-12-01", "y": 2}], "hideScores": "no", "spaceId": "s"}
     message = refused(api, body, 400, "VALIDATION_ERROR")

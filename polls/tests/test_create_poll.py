@@ -43,6 +43,12 @@ def test_typed_arguments_make_the_poll_with_the_model_defaults(space):
      "duration: required because options[0] has no duration of its own"),
     ({"kind": "time", "slots": [TimeSlot(datetime(2030, 1, 1, 9))], "time_zone": "Mars/Olympus"}, "timeZone:"),
     ({"kind": "date", "dates": [date(2030, 1, 1)], "title": " "}, "title: required"),
+    ({"kind": "date", "dates": [date(2030, 1, 1)], "title": "Plan\r\nBcc: x@example.com"},
+     "title: must not contain control characters or line breaks"),
+    ({"kind": "date", "dates": [date(2030, 1, 1)], "location": "Room\x854"},
+     "location: must not contain control characters or line breaks"),
+    ({"kind": "date", "dates": [date(2030, 1, 1)], "description": "one\x0btwo"},
+     "description: must not contain control characters other than line breaks and tabs"),
 ])
 def test_a_refusal_stores_nothing(space, arguments, message):
     with pytest.raises(ServiceError, match=re.escape(message)):

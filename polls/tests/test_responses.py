@@ -188,3 +188,16 @@ def test_date_poll_body_defaults(space):
     """The factories' poll: three dates, tentative votes on, e-mail optional."""
     poll = make_poll(space, date_poll_body("2030-01-01"))
     assert (poll.kind, poll.allow_tentative_votes, poll.require_email) == ("date", True, False)
+
+
+def test_names_and_comments_with_control_characters_are_refused_by_the_services(space):
+    """The rule holds for every caller (the back office, commands), not only the API and the pages."""
+    poll = make_poll(space, disable_comments=False)
+    with pytest.raises(ServiceError, match="name: must not contain control characters or line breaks"):
+        services.create_response(poll=poll, name="Ann\u2028Bob", votes={})
+    for name, text, message in [("Ann\nB", "Hi", "name: must not contain control characters or line breaks"),
+                                ("Ann", "Hi\x1b[2J", "text: must not contain control characters other than line")]:
+        with pytest.raises(ServiceError, match=re.escape(message)):
+            services.add_comment(poll=poll, name=name, text=text)
+    assert not Participant.objects.filter(poll=poll).exists() and not poll.comments.exists()
+    assert services.add_comment(poll=poll, name="Ann", text="Hi\r\n\tthere").text == "Hi\r\n\tthere"
