@@ -1,23 +1,17 @@
 """Settings for the scheduling-poll service.
 
 Every setting comes from the environment (or a `.env` file beside `manage.py`); see
-README.md for the full list. The defaults run the embedded mode: a SQLite file, an
+docs/deploy.md for the full list. The defaults run the embedded mode: a SQLite file, an
 in-process rate-limit store and an in-process webhook dispatcher.
 """
 
 from datetime import timedelta
-from pathlib import Path
 
-import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from config.environment import BASE_DIR, env
 from config.secret_key import installation_secret_key
 from core.brokers import celery_broker_url
-
-BASE_DIR = Path(__file__).resolve().parent.parent
-
-env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=False)
 # Unset: a random key made once for this installation and kept in var/secret_key (one
@@ -131,68 +125,10 @@ TEMPLATES = [
     },
 ]
 
-# --- Database -------------------------------------------------------------------------
-(BASE_DIR / "var").mkdir(exist_ok=True)
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}")}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Django's backend whose processes keep their connections open and lend them to each
-    # request (core/sqlite/base.py): opening one cost more than the rest of a small read.
-    DATABASES["default"]["ENGINE"] = "core.sqlite"
-    # WAL lets readers run beside the one writer; IMMEDIATE takes the write lock at the
-    # start of a transaction so that concurrent writers queue instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {
-            "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-        }
-    )
-else:
-    # PostgreSQL. Every wait is bounded, so that a database that is down, frozen or holding
-    # a lock gives a 503 in seconds instead of a hang: connecting (libpq connect_timeout),
-    # each statement and each lock wait (server side), and taking a connection from the
-    # pool. Connections come from a pool per process (psycopg_pool), returned after each
-    # request: under gevent a connection per client connection would exhaust the server.
-    DB_CONNECT_TIMEOUT = env.int("DB_CONNECT_TIMEOUT", default=3)
-    DB_STATEMENT_TIMEOUT_MS = env.int("DB_STATEMENT_TIMEOUT_MS", default=15000)
-    DB_LOCK_TIMEOUT_MS = env.int("DB_LOCK_TIMEOUT_MS", default=3000)
-    # PostgreSQL's synchronous_commit for this process's connections. The Procfile's Celery
-    # worker runs with "off": its writes (webhook fan-out, claims, outcomes; periodic jobs)
-    # are all redone if a server crash forgets their last moments, and waiting for each
-    # commit's WAL flush cost a fifth of its webhook throughput. Web processes keep "on".
-    DB_SYNCHRONOUS_COMMIT = env.str("DB_SYNCHRONOUS_COMMIT", default="on")
-    if DB_SYNCHRONOUS_COMMIT not in ("on", "off", "local", "remote_write", "remote_apply"):
-        raise ImproperlyConfigured(f"DB_SYNCHRONOUS_COMMIT must be on or off, not {DB_SYNCHRONOUS_COMMIT!r}")
-    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections
-    # Django's backend with a pool that reconnects every 0.25 s while the server is down,
-    # looks at each connection before lending it (without a query: on a frozen server it
-    # would hang) and never waits past a request's deadline (core/postgresql/base.py).
-    DATABASES["default"]["ENGINE"] = "core.postgresql"
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
-    # A pooled connection idle this long must answer an empty query (within 1 s) to be lent.
-    DB_POOL_CHECK_IDLE_SECONDS = env.float("DB_POOL_CHECK_IDLE_SECONDS", default=30.0)
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {
-            "connect_timeout": DB_CONNECT_TIMEOUT,
-            # JIT off: the service's statements are short, and compiling one costs more than it
-            # saves (the participant list of 2,000 x 100: 75 ms of JIT for 40 ms of work).
-            "options": (f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS} -c jit=off "
-                        f"-c synchronous_commit={DB_SYNCHRONOUS_COMMIT}"),
-            # Parameters sent apart from the SQL (server-side binding), so that a statement a
-            # connection has run DB_PREPARE_THRESHOLD times is prepared and its plan reused:
-            # planning the key lookup took 0.4 of its 0.6 ms, and a request runs three or
-            # four such statements. A pooler in transaction mode (PgBouncer before 1.21)
-            # needs DB_PREPARE_THRESHOLD=0 (off).
-            "server_side_binding": True,
-            "prepare_threshold": env.int("DB_PREPARE_THRESHOLD", default=5) or None,
-            "pool": {
-                "min_size": 0,
-                "max_size": env.int("DB_POOL_SIZE", default=10),
-                "timeout": DB_CONNECT_TIMEOUT + 2,  # waiting for a free connection
-                "max_idle": 300,
-            },
-        }
-    )
+# --- Database (config/settings_database.py) ----------------------------------------------
+from config.settings_database import *  # noqa: E402,F401,F403 (the DB_* settings PostgreSQL's backend reads)
+from config.settings_database import DATABASES  # noqa: E402
+
 # A web request still in the database after this many seconds has its PostgreSQL
 # connections cut (core.dbguard): a frozen server gives a 503, not a hang. 0: no deadline.
 DB_REQUEST_TIMEOUT = env.float("DB_REQUEST_TIMEOUT", default=10.0)
@@ -301,52 +237,8 @@ globals().update(env.email_url("EMAIL_URL", default="consolemail://"))
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Scheduling Poll <no-reply@localhost>")
 
-# --- Django REST framework and the OpenAPI document ------------------------------------
-REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["spaces.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["spaces.authentication.HasProSpace"],
-    "DEFAULT_THROTTLE_CLASSES": ["ratelimit.throttling.SpaceRateThrottle"],
-    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
-    "DEFAULT_RENDERER_CLASSES": ["core.api.renderers.JSONRenderer"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.api.negotiation.AlwaysJSON",
-    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
-    "UNAUTHENTICATED_USER": None,
-    "DEFAULT_VERSIONING_CLASS": None,
-}
-
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Scheduling Poll API",
-    "VERSION": "v1",
-    "OAS_VERSION": "3.1.0",
-    "DESCRIPTION": (BASE_DIR / "core" / "api" / "description.md").read_text(),
-    "SERVE_INCLUDE_SCHEMA": False,
-    "COMPONENT_SPLIT_REQUEST": True,
-    "COMPONENT_NO_READ_ONLY_REQUIRED": False,
-    "ENUM_NAME_OVERRIDES": {
-        "PollKindEnum": ["date", "time"],
-        "PollStatusEnum": ["open", "closed", "scheduled", "canceled"],
-        "WeekdayEnum": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
-        "WebhookEventTypeEnum": "webhooks.models.EVENT_TYPES",
-        "WebhookDeliveryStatusEnum": ["pending", "succeeded", "failed", "canceled"],
-    },
-    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
-    # The reference at /docs lists the sections in this order.
-    "TAGS": [
-        {"name": "polls", "description": "Create, read and delete polls; read their results and participants."},
-        {"name": "webhooks", "description": "Endpoints that receive the space's events, their secrets and delivery log."},
-        {"name": "meta", "description": "This API's own description."},
-    ],
-    "SERVERS": [{"url": env.str("API_BASE_URL", default="/"), "description": "This service"}],
-    # /v1's document leaves out the private API's routes (it has its own document).
-    "PREPROCESSING_HOOKS": ["privateapi.openapi.leave_out_private_api"],
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "core.api.schema.postprocess",
-        "webhooks.openapi.add_webhooks",
-    ],
-    "DISABLE_ERRORS_AND_WARNINGS": True,
-}
+# --- Django REST framework and the OpenAPI document (config/settings_api.py) ------------
+from config.settings_api import REST_FRAMEWORK, SPECTACULAR_SETTINGS  # noqa: E402,F401
 
 # --- Static files, time, logging -------------------------------------------------------
 STATIC_URL = "static/"
