@@ -93,7 +93,7 @@ def child(target: str, requests: int, ready: Path, go: Path) -> None:
 
 def _hold_fan_out_mark() -> None:
     """With Celery (a Redis broker), a write enqueues a fan-out task unless one is queued
-    already (webhooks.dispatch, FAN_OUT_QUEUED_KEY): nothing consumes it here, and its mark
+    already (webhooks.broker_marks, FAN_OUT_QUEUED_KEY): nothing consumes it here, and its mark
     would expire during the slow counted run, making a few requests publish a task and the
     count move by a fifth from one run to the next. Held for the run: every counted write
     finds a fan-out queued, as most do under load (one task per batch window)."""
@@ -101,9 +101,9 @@ def _hold_fan_out_mark() -> None:
 
     if settings.WEBHOOKS_DISPATCH != "celery":
         return
-    from webhooks import dispatch
+    from webhooks import broker_marks
 
-    marks = dispatch._fan_out_marks()
+    marks = broker_marks.marks()
     if marks is not None:
         commands, (queued, _recent) = marks
         commands.run("SET", queued, "bench", "EX", 3600)

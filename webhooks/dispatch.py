@@ -3,7 +3,7 @@ loop (the periodic jobs, `sweep` and `purge`, are in webhooks/jobs.py). The disp
 else.
 
 At scale (`celery`), `work_waiting` (webhooks.signals, sent when work commits) enqueues a
-task that fans the event out and sends its deliveries; Celery beat runs `webhooks.jobs.sweep`
+task (by name: webhooks.tasks imports this module) that fans the event out and sends its deliveries; Celery beat runs `webhooks.jobs.sweep`
 (settings.PERIODIC_JOBS), which fans out anything missed and enqueues workers for due
 retries. Embedded, `manage.py runjobs` runs the `Dispatcher` loop beside the periodic jobs:
 the same service functions, in threads of one process; `work_waiting` wakes the loop of
@@ -13,6 +13,7 @@ up whatever a lost wake-up leaves behind.
 """
 
 import logging
+import math
 import os
 import queue
 import socket
@@ -24,11 +25,14 @@ from django import db
 from django.conf import settings
 from django.utils import timezone
 
-from core import brokers
-from core.redis_commands import Script, shared
-from webhooks import queries, services
+from webhooks import broker_marks, selectors, services
+from webhooks.broker_marks import FAN_OUT_QUEUED_KEY, FAN_OUT_QUEUED_SECONDS, FAN_OUT_RECENT_KEY  # noqa: F401
 
 logger = logging.getLogger("service.webhooks")
+
+# Due deliveries one `deliver_due` task is expected to work off; the sweeper (and a fan-out
+# that leaves deliveries due) enqueues one task per this many, at most WEBHOOKS_SWEEP_TASKS.
+DELIVERIES_PER_TASK = 50
 
 # Claims the embedded dispatcher keeps in hand per sender thread (in flight or queued), so
 # that the senders never wait for the loop and the loop claims and records in batches. On
@@ -56,37 +60,6 @@ FAN_OUT_BATCH_SECONDS = 0.03
 # How often the embedded dispatcher's loop records that it is alive (one UPDATE of one row:
 # on SQLite one short write lock every this many seconds, never one per turn of the loop).
 HEARTBEAT_SECONDS = 5.0
-# A fan-out task works off every waiting event, so a second one enqueued while the first
-# waits in the queue would find nothing left: the write that enqueues a fan-out marks it in
-# the Redis broker (SET NX), the task clears the mark before it looks for events, and the
-# writes in between enqueue nothing (their events are committed before the mark is
-# cleared, so the task sees them). A mark whose task was lost expires; the sweeper fans out
-# what waits meanwhile.
-FAN_OUT_QUEUED_KEY = "webhooks:fan-out-queued"
-FAN_OUT_QUEUED_SECONDS = 30
-# The Celery fan-out batches as the embedded one does: a task starting marks it for
-# FAN_OUT_BATCH_SECONDS (FAN_OUT_RECENT_KEY), and a fan-out enqueued meanwhile is given the
-# rest of that time as its countdown, so under a stream of writes one task starts at most
-# every FAN_OUT_BATCH_SECONDS and takes every event committed until then (each task costs
-# the worker a few milliseconds of Celery's and kombu's own work, whatever it carries). The
-# first event after a quiet spell is enqueued with no countdown, as before.
-FAN_OUT_RECENT_KEY = "webhooks:fan-out-recent"
-# KEYS: the queued mark, the recent mark; ARGV: the event id, FAN_OUT_QUEUED_SECONDS. Nil
-# when a fan-out is queued already; else the recent mark's PTTL: -2 (none: no countdown)
-# or the milliseconds it has left.
-_MARK_QUEUED = Script("""
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
-  return redis.call('PTTL', KEYS[2])
-end
-return false
-""")
-# KEYS: the queued mark, the recent mark; ARGV: FAN_OUT_BATCH_SECONDS in milliseconds.
-_MARK_STARTING = Script("""
-redis.call('DEL', KEYS[1])
-redis.call('SET', KEYS[2], '1', 'PX', ARGV[1])
-return 1
-""")
-
 _running: "Dispatcher | None" = None
 _wake = threading.Event()
 # Set with `_wake` by everything but a sender handing over a result: work was committed in
@@ -128,15 +101,32 @@ def _work_woke() -> bool:
     return woken
 
 
+def send_due() -> None:
+    """Get the deliveries due now sent (the sweeper, after its fan-out): Celery workers
+    enqueued for them, this process's dispatcher woken, or, with neither, sent here."""
+    if _celery():
+        enqueue_senders(selectors.due_delivery_count())
+    elif _running is not None:
+        wake()
+    else:
+        services.deliver_due()
+
+
+def enqueue_senders(due: int) -> None:
+    """Celery: `deliver_due` tasks for `due` deliveries, one per DELIVERIES_PER_TASK, at most
+    WEBHOOKS_SWEEP_TASKS, so that several workers send them side by side."""
+    for _ in range(min(math.ceil(due / DELIVERIES_PER_TASK), settings.WEBHOOKS_SWEEP_TASKS)):
+        _enqueue("deliver_due")
+
+
 def _enqueue(task_name: str, *args, countdown: float | None = None) -> bool:
-    # Celery is only imported where it is used: the project's app first (its broker, and the
-    # receivers that carry this request's log context into the task), then the task.
+    """Enqueue the task `webhooks.<task_name>` (webhooks.tasks) by its name. Celery is only
+    imported where it is used: the project's app first (its broker, and the receivers that
+    carry this request's log context into the task)."""
     from core.tasks import celery_app
-    from webhooks import tasks
 
     try:
-        celery_app()
-        getattr(tasks, task_name).apply_async(args, countdown=countdown, retry=False)
+        celery_app().signature(f"webhooks.{task_name}", args=args).apply_async(countdown=countdown, retry=False)
     except Exception:  # noqa: BLE001 - the broker is down: the sweeper will deliver
         logger.warning("could not enqueue a webhook task; the sweeper will pick it up",
                        extra={"task": task_name, "task_args": list(args)}, exc_info=True)
@@ -145,63 +135,19 @@ def _enqueue(task_name: str, *args, countdown: float | None = None) -> bool:
 
 
 def _enqueue_fan_out(event_id: str) -> None:
-    """Enqueue a fan-out unless one is queued and not started yet (FAN_OUT_QUEUED_KEY), with
-    the rest of the batch window as its countdown when one started lately (FAN_OUT_RECENT_KEY)."""
-    import redis
-
-    marks = _fan_out_marks()
-    countdown = None
-    if marks is not None:
-        commands, keys = marks
-        try:
-            recent_ms = commands.script(_MARK_QUEUED, keys, [event_id, FAN_OUT_QUEUED_SECONDS])
-        except redis.RedisError:  # the broker is down: the enqueue below fails and logs it
-            marks = None
-        else:
-            if recent_ms is None:
-                return
-            if recent_ms > 0:
-                countdown = recent_ms / 1000
-    if not _enqueue("fan_out_event", event_id, countdown=countdown) and marks is not None:
-        _clear(marks)
+    """Enqueue a fan-out unless one is queued and not started yet, with the rest of the
+    batch window as its countdown when one started lately (webhooks.broker_marks)."""
+    queued = broker_marks.mark_queued(event_id)
+    if queued is None:
+        return  # a fan-out is queued already: it will see this event
+    if not _enqueue("fan_out_event", event_id, countdown=queued.countdown):
+        queued.clear()
 
 
 def fan_out_starting() -> None:
     """A fan-out task starts: from now on a new event enqueues a task of its own, which
     waits for the rest of FAN_OUT_BATCH_SECONDS."""
-    import redis
-
-    marks = _fan_out_marks()
-    if marks is not None:
-        commands, keys = marks
-        try:
-            commands.script(_MARK_STARTING, keys, [round(FAN_OUT_BATCH_SECONDS * 1000)])
-        except redis.RedisError:  # the queued mark then expires by itself
-            logger.warning("could not clear the queued fan-out mark", exc_info=True)
-
-
-def _clear(marks) -> None:
-    import redis
-
-    commands, keys = marks
-    try:
-        commands.run("DEL", keys[0])
-    except redis.RedisError:  # the mark then expires by itself
-        logger.warning("could not clear the queued fan-out mark", exc_info=True)
-
-
-def _fan_out_marks():
-    """(`core.redis_commands.Commands`, [queued key, recent key]) of the fan-out's marks in
-    the Celery app's broker, or None when the broker is not Redis."""
-    from core.tasks import celery_app
-
-    url = brokers.redis_url(celery_app().conf.broker_url)
-    if url is None:
-        return None
-    prefix = settings.CELERY_BROKER_PREFIX
-    # A short timeout, no retries: a broker that is down costs one timeout here, then the
-    # enqueue fails and logs it.
-    return shared(url, 1), [f"{prefix}{FAN_OUT_QUEUED_KEY}", f"{prefix}{FAN_OUT_RECENT_KEY}"]
+    broker_marks.mark_starting(FAN_OUT_BATCH_SECONDS)
 
 
 def embedded_worker(stop: threading.Event):
@@ -282,7 +228,7 @@ class Dispatcher:
         _work.clear()  # this pass sees what was committed so far; a later `wake` sets it again
         self._seen_version = _data_version()  # before reading: a commit from now on wakes `idle`
         services.finish(self._collect())
-        events, due = queries.work_waiting(timezone.now())
+        events, due = selectors.work_waiting(timezone.now())
         if not (events or due):
             return  # most wake-ups on SQLite: another process committed something else
         if events:

@@ -4,23 +4,62 @@ sweeper: rows and computed values. Their JSON is `webhooks.presenters`'."""
 import re
 from datetime import datetime
 
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import Exists, F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from core.paging import keyset_page
-from core.rows import Rider
+from core.rows import Rider, Table
 from spaces.models import Space
-from webhooks import queries
-from webhooks.models import Attempt, Delivery, Endpoint
+from webhooks.models import Attempt, Delivery, Endpoint, Event
 
 _ID = re.compile(r"[a-z0-9]{1,30}")
+_LISTENER = Table(Endpoint, "ln")  # an alias of its own: it rides on the key lookup (core.rows.Rider)
+
+
+def _enabled_rider_sql(space: str) -> tuple[str, str]:
+    return (f"EXISTS (SELECT 1 FROM {_LISTENER.table} WHERE {_LISTENER.column('space')} = {space} "
+            f"AND {_LISTENER.column('is_enabled')})"), ""
+
+
+def _ridden_enabled(values) -> bool:
+    return bool(values[0])  # SQLite gives 0 or 1
+
+
+def _no_more_tokens(_) -> tuple:
+    return ()  # a space's endpoints are covered by the space's own token (core.versions.space)
+
+
+_ENABLED_RIDER = Rider(_enabled_rider_sql, [], _ridden_enabled, versions=_no_more_tokens)
 
 
 def enabled_rider() -> Rider:
     """Whether the key's space has an enabled endpoint, read with the key (an API write's
-    `ApiView.read_with_key`): False lets the write record its event as fanned out already
-    (`webhooks.services.poll_event(fan_out=False)`)."""
-    return queries.enabled_rider()
+    `ApiView.read_with_key`), on the index `endpoint_space_enabled`: False lets the write
+    record its event as fanned out already (`webhooks.services.poll_event(fan_out=False)`)."""
+    return _ENABLED_RIDER
+
+
+def waiting_events() -> QuerySet[Event]:
+    """Events not fanned out yet (the partial index `event_pending` holds them alone)."""
+    return Event.objects.filter(dispatched_at__isnull=True)
+
+
+def work_waiting(now: datetime) -> tuple[bool, bool]:
+    """Whether an event waits to be fanned out, and whether a delivery is due at `now`: the
+    embedded dispatcher's look at every wake-up, one query. The two EXISTS are read beside
+    any one event: with no event at all there is no delivery either (each has its event)."""
+    looks = (Event.objects.order_by().annotate(events=Exists(waiting_events()), due=Exists(due_deliveries(now)))
+             .values_list("events", "due")[:1])
+    for events, due in looks:
+        return bool(events), bool(due)
+    return False, False
+
+
+def receivers(space_ids: set[str]) -> QuerySet[Endpoint]:
+    """The enabled endpoints of these spaces whose subscription is active, with their space
+    and its subscription, oldest first: whom the fan-out makes deliveries for."""
+    return (Endpoint.objects.filter(space_id__in=space_ids, is_enabled=True, space__subscription__is_active=True)
+            .select_related("space__subscription").order_by("created_at", "id"))
 
 
 def get_endpoint(endpoint_id: str) -> Endpoint | None:

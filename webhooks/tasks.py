@@ -5,7 +5,7 @@ fan-out's batch window, 30 ms at most (webhooks.dispatch.FAN_OUT_RECENT_KEY)."""
 
 from celery import shared_task
 
-from webhooks import dispatch, jobs, selectors, services
+from webhooks import dispatch, selectors, services
 
 
 @shared_task(name="webhooks.fan_out_event", ignore_result=True)
@@ -15,13 +15,13 @@ def fan_out_event(event_id: str) -> None:
     FAN_OUT_BATCH_SECONDS ago (FAN_OUT_RECENT_KEY): fan out every waiting event (this one among
     them, unless another worker is at it already), the first batch with its deliveries
     claimed in the same transaction; enqueue `deliver_due` tasks for the deliveries left
-    due (webhooks.jobs.enqueue_senders); send its own, then whatever else is due."""
+    due (webhooks.dispatch.enqueue_senders); send its own, then whatever else is due."""
     dispatch.fan_out_starting()  # before looking for events: any committed later enqueues anew
     claims = services.fan_out_and_claim()
     if services.fan_out_all() or len(claims) == services.CLAIM_BATCH:
         # A burst: one task stands for all its events now, so what this one did not claim
         # other workers send beside it (the tasks of the burst's other events used to).
-        jobs.enqueue_senders(selectors.due_delivery_count())
+        dispatch.enqueue_senders(selectors.due_delivery_count())
     services.send_many(claims)
     services.deliver_due()
 

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from core import metrics, rows
 from core.ids import random_id
-from webhooks import queries, sender, signing
+from webhooks import selectors, sender, signing
 from webhooks.models import PING, Attempt, Delivery, DispatcherHeartbeat, Endpoint, Event
 from webhooks.services.outcomes import INTERRUPTED, Claim, Result, count_failure, finish, record
 
@@ -63,19 +63,20 @@ def fan_out_and_claim(*, limit: int = CLAIM_BATCH, claim: int = CLAIM_BATCH) -> 
 
 def _fan_out(*, limit: int, claim: int) -> tuple[int, list[Delivery], list[Claim]]:
     """(how many events were fanned out, their deliveries, the claimed ones)."""
-    # The reads and the write of events and endpoints are hand-written (webhooks.queries):
-    # under a stream of writes this runs every few tens of milliseconds.
-    if not queries.events_waiting():  # a plain read first: an idle loop never takes the write lock
+    if not selectors.waiting_events().exists():  # a plain read first: an idle loop never takes the write lock
         return 0, [], []
     now = timezone.now()
     token = random_id()
     with transaction.atomic():
-        events = queries.oldest_waiting_events(limit)
+        # The oldest first, from the partial index `event_pending`; locked where the database
+        # can (PostgreSQL: concurrent workers take different events; SQLite's transaction
+        # holds the whole database's write lock instead).
+        events = list(selectors.waiting_events().select_for_update(skip_locked=True).order_by("created_at")[:limit])
         if not events:
             return 0, [], []
-        queries.mark_dispatched([event.pk for event in events], now)
+        Event.objects.filter(pk__in=[event.pk for event in events]).update(dispatched_at=now)
         receivers: dict[str, list[Endpoint]] = {}
-        for endpoint in queries.receivers({event.space_id for event in events}):
+        for endpoint in selectors.receivers({event.space_id for event in events}):
             receivers.setdefault(endpoint.space_id, []).append(endpoint)
         deliveries = [
             Delivery(event=event, endpoint=endpoint, next_attempt_at=now, created_at=now)
@@ -101,19 +102,26 @@ def claim_due(*, limit: int = 1, delivery_id: str | None = None) -> list[Claim]:
     can send it until this one finishes or the lease expires. An attempt left unfinished
     by a worker that died is closed as interrupted."""
     now = timezone.now()
-    # A plain read first, so that an idle loop never takes the write lock. The claim's
-    # statements are hand-written (webhooks.queries): under a backlog the embedded loop
-    # claims a batch every few milliseconds, and every Celery fan-out task ends with a look.
-    if not queries.deliveries_due(now, delivery_id):
+    due = selectors.due_deliveries(now)
+    if delivery_id is not None:
+        due = due.filter(pk=delivery_id)
+    if not due.exists():  # a plain read first, so that an idle loop never takes the write lock
         return []
     token = random_id()
     with transaction.atomic():
-        candidates = queries.claimable(now, limit, delivery_id)  # id -> claimed before
+        # Locked where the database can (PostgreSQL: concurrent workers take different
+        # rows; SQLite's transaction holds the database's write lock instead). Each id says
+        # whether the delivery was claimed before (its lease expired: a worker died on it).
+        candidates = dict(
+            due.select_for_update(skip_locked=True).order_by("next_attempt_at").values_list("pk", "claimed_until")[:limit]
+        )
         if not candidates:
             return []
-        deliveries = queries.claim(list(candidates), now + lease(), token)
+        claimed = Delivery.objects.filter(pk__in=list(candidates))
+        claimed.update(claimed_until=now + lease(), claim_token=token, attempts=F("attempts") + 1)
+        deliveries = list(claimed.select_related("event", "endpoint__space__subscription"))
         # A delivery whose lease expired had a worker die on it.
-        interrupted = [pk for pk, claimed_before in candidates.items() if claimed_before]
+        interrupted = [pk for pk, claimed_until in candidates.items() if claimed_until is not None]
         if interrupted:
             Attempt.objects.filter(delivery_id__in=interrupted, finished_at__isnull=True).update(
                 finished_at=now, duration_ms=None, error=INTERRUPTED
