@@ -99,6 +99,18 @@ class TimeZoneField(StrictCharField):
     convert = canonical_time_zone  # InvalidTimeZone is a ValueError
 
 
+@extend_schema_field({"type": "string"})
+class IgnoredText(serializers.Field):
+    """Any string: accepted, then not used."""
+
+    default_error_messages = {"required": "required", "null": "must not be null", "invalid": "must be a string"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return data
+
+
 class OrganizerInput(Lenient):
     """Organizer of the poll. Defaults to the space owner if not provided. The organizer must be a member of the space."""
 
@@ -195,8 +207,7 @@ class CreatePollInput(Lenient):
     hideParticipants = StrictBooleanField(required=False, help_text="Hide participant names from other participants.")
     hideScores = StrictBooleanField(required=False, help_text="Hide vote counts from participants.")
     disableComments = StrictBooleanField(required=False, help_text="Disable the comments section. Defaults to true.")
-    spaceId = StrictCharField(required=False, allow_blank=True, trim_whitespace=False,
-                              help_text="Accepted and ignored: the poll is created in the API key's space.")
+    spaceId = IgnoredText(required=False, help_text="Accepted and ignored: the poll is created in the API key's space.")
     organizer = OrganizerInput(required=False)
     dates = StrictListField(child=StrictDateField(), min_length=1, required=False,
                             help_text="Array of ISO dates for all-day options.")

@@ -110,8 +110,17 @@ def test_an_organizer_who_is_not_a_member_is_refused(private):
     assert (response.status_code, response.body["error"]["code"]) == (400, "ORGANIZER_NOT_MEMBER")
 
 
+def test_titles_and_locations_are_one_line_and_descriptions_may_have_several(private):
+    for field, value in [("title", "Team\nsync"), ("title", "Tab\there"), ("location", "Room\r\nB"), ("title", "x\u2028y")]:
+        response = private.post("/api/private/polls", {**DATES, field: value})
+        assert [item["path"] for item in issues_at(response)] == [[field]], (field, value)
+    assert Poll.objects.count() == 0
+    data = private.post("/api/private/polls", {**DATES, "description": "Line one\nLine two\tend"}).body["data"]
+    assert data["description"] == "Line one\nLine two\tend"
+
+
 def test_unknown_fields_and_space_id_are_ignored(private, space):
-    response = private.post("/api/private/polls", {**DATES, "spaceId": "space_abc123", "kind": "weird", "extra": [1]})
+    response = private.post("/api/private/polls", {**DATES, "spaceId": "space\n123", "kind": "weird", "extra": [1]})
     assert response.status_code == 200
     assert Poll.objects.get(pk=response.body["data"]["id"]).space_id == space.pk
 
