@@ -218,12 +218,23 @@ WEBHOOKS_SWEEP_TASKS = env.int("WEBHOOKS_SWEEP_TASKS", default=4)
 WEBHOOKS_RETENTION_DAYS = env.int("WEBHOOKS_RETENTION_DAYS", default=30)
 
 # --- The app's pages (pages/, docs/app.md) ---------------------------------------------
-# Answers and comments (and sign-in requests) let through per client address and per poll,
-# each as (per minute, per day), counted by the rate-limit store; past them a 429 page.
-PAGES_LIMIT_PER_ADDRESS = (env.int("PAGES_LIMIT_PER_ADDRESS_PER_MINUTE", default=10),
-                           env.int("PAGES_LIMIT_PER_ADDRESS_PER_DAY", default=200))
-PAGES_LIMIT_PER_POLL = (env.int("PAGES_LIMIT_PER_POLL_PER_MINUTE", default=60),
-                        env.int("PAGES_LIMIT_PER_POLL_PER_DAY", default=2000))
+# The pages' throttle (pages/throttle.py, docs/app.md): requests let through per client
+# address and per poll, each as (per minute, per day), counted by the rate-limit store under
+# keys of their own (never a space's window); past them a 429 page. Each kind has its own
+# windows: sign-in requests never use up answers', nor page reads either.
+# Answers and comments: sized for a team answering from one office address.
+PAGES_LIMIT_PER_ADDRESS = (env.int("PAGES_LIMIT_PER_ADDRESS_PER_MINUTE", default=100),
+                           env.int("PAGES_LIMIT_PER_ADDRESS_PER_DAY", default=2000))
+PAGES_LIMIT_PER_POLL = (env.int("PAGES_LIMIT_PER_POLL_PER_MINUTE", default=300),
+                        env.int("PAGES_LIMIT_PER_POLL_PER_DAY", default=10000))
+# Organizers' requests for a sign-in link.
+PAGES_SIGN_IN_LIMIT_PER_ADDRESS = (env.int("PAGES_SIGN_IN_LIMIT_PER_ADDRESS_PER_MINUTE", default=10),
+                                   env.int("PAGES_SIGN_IN_LIMIT_PER_ADDRESS_PER_DAY", default=100))
+PAGES_SIGN_IN_LIMIT_PER_POLL = (env.int("PAGES_SIGN_IN_LIMIT_PER_POLL_PER_MINUTE", default=20),
+                                env.int("PAGES_SIGN_IN_LIMIT_PER_POLL_PER_DAY", default=500))
+# Page reads (GET and HEAD under /invite/ and /poll/).
+PAGES_READ_LIMIT_PER_ADDRESS = (env.int("PAGES_READ_LIMIT_PER_ADDRESS_PER_MINUTE", default=300),
+                                env.int("PAGES_READ_LIMIT_PER_ADDRESS_PER_DAY", default=50000))
 # Participants' answers shown per page of the invite page's grid.
 PAGES_GRID_PAGE_SIZE = env.int("PAGES_GRID_PAGE_SIZE", default=15)
 # Where the pages live: a request there that fails before any view (a refused body, Django's

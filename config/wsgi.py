@@ -38,7 +38,8 @@ def _handler(environ):
 # Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn
 # cooperatively, with their bodies already read (core.bulkhead.bounded_semaphore).
 _slots = bounded_semaphore(settings.WEB_CONCURRENT_REQUESTS)
-# A space's requests take at most WEB_SPACE_CONCURRENT_REQUESTS of those slots at once.
+# A space's requests take at most WEB_SPACE_CONCURRENT_REQUESTS of those slots at once, the
+# app's pages as many, one poll's pages half of those (core.bulkhead).
 _bulkhead = Bulkhead(settings.WEB_SPACE_CONCURRENT_REQUESTS)
 
 
@@ -88,12 +89,15 @@ def application(environ, start_response):
     # DB_REQUEST_TIMEOUT counts from here: the wait for a slot is part of it. While the
     # database is down or frozen every slot is held for seconds, and requests queued behind
     # them would otherwise wait one such turn after another, far past any bound.
-    compartment = _bulkhead.compartment(environ)
+    compartments = _bulkhead.compartments(environ)
+    held = []
     with RequestDeadline(settings.DB_REQUEST_TIMEOUT) as deadline:
-        if not _bulkhead.acquire(compartment, timeout=deadline.remaining()):
-            environ[NO_SLOT] = True
-            return handler(environ, start_response)
         try:
+            for compartment in compartments:
+                if not _bulkhead.acquire(compartment, timeout=deadline.remaining()):
+                    environ[NO_SLOT] = True
+                    return handler(environ, start_response)
+                held.append(compartment)
             if not _slots.acquire(timeout=deadline.remaining()):
                 environ[NO_SLOT] = True
                 return handler(environ, start_response)
@@ -105,7 +109,8 @@ def application(environ, start_response):
             finally:
                 _slots.release()
         finally:
-            _bulkhead.release(compartment)
+            for compartment in reversed(held):
+                _bulkhead.release(compartment)
             _bulkhead.learn(environ)
 
 

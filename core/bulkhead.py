@@ -14,6 +14,12 @@ environ: SPACE_ID). API requests whose space is not known yet (a key's first req
 a forged key, no key) share one compartment; the back office has its own, and so do the
 other pages (the app's pages, the API reference): a flood of forged keys cannot crowd out
 spaces already known, staff, or the people answering polls.
+
+Within the pages' compartment each poll's pages (`/invite/{pollId}...`, `/poll/{pollId}...`)
+first wait in a compartment of their own, of at most `per_poll` slots (half the pages'):
+the visitors of one poll never take every slot of the pages, and another poll's visitor
+waits behind at most that many of theirs. A poll's compartment is made on its first request
+and dropped when no request holds or waits for it, so made-up poll ids cost no memory.
 """
 
 import hashlib
@@ -21,6 +27,7 @@ import threading
 from contextlib import contextmanager
 
 import gevent.lock
+from django.conf import settings
 from gevent.monkey import is_module_patched
 
 #: Set in the WSGI environ by the request middleware: the space the request was
@@ -30,6 +37,7 @@ SPACE_ID = "service.space_id"
 UNKNOWN = "unknown"
 BACK_OFFICE = "back office"
 PAGES = "pages"
+POLL_PAGES = "pages of poll "  # + the poll's id: one poll's pages, inside PAGES
 _MAX_KEYS = 100_000  # keys remembered per process (a few MB at most)
 _local = threading.local()  # per greenlet under gevent: the request's process slots
 
@@ -47,10 +55,12 @@ def bounded_semaphore(value: int) -> Semaphore:
 
 
 class Bulkhead:
-    def __init__(self, per_compartment: int):
+    def __init__(self, per_compartment: int, per_poll: int | None = None):
         self.per_compartment = per_compartment
+        self.per_poll = per_poll or max(1, per_compartment // 2)
         self._lock = threading.Lock()
         self._compartments: dict[str, Semaphore] = {}
+        self._poll_users: dict[str, int] = {}  # requests holding or waiting for a poll's compartment
         self._space_of_key: dict[bytes, str] = {}
 
     def compartment(self, environ) -> str:
@@ -60,6 +70,18 @@ class Bulkhead:
         if not path.startswith("/v1/"):
             return PAGES
         return self._space_of_key.get(_key_digest(environ), UNKNOWN)
+
+    def compartments(self, environ) -> tuple[str, ...]:
+        """The compartments a request waits in, outermost first: a poll's page its poll's,
+        then the pages'; any other request its one `compartment`."""
+        name = self.compartment(environ)
+        if name == PAGES:
+            path = environ.get("PATH_INFO", "")
+            if path.startswith(settings.PAGE_PATH_PREFIXES):
+                poll_id = path.split("/", 3)[2][:64]
+                if poll_id:
+                    return POLL_PAGES + poll_id, PAGES
+        return (name,)
 
     def learn(self, environ) -> None:
         """After a request: remember the space its key was authenticated as."""
@@ -72,14 +94,31 @@ class Bulkhead:
                 self._space_of_key[digest] = space_id
 
     def acquire(self, name: str, timeout: float | None) -> bool:
+        of_poll = name.startswith(POLL_PAGES)
         with self._lock:
             semaphore = self._compartments.get(name)
             if semaphore is None:
-                semaphore = self._compartments[name] = bounded_semaphore(self.per_compartment)
-        return semaphore.acquire(timeout=timeout)
+                size = self.per_poll if of_poll else self.per_compartment
+                semaphore = self._compartments[name] = bounded_semaphore(size)
+            if of_poll:
+                self._poll_users[name] = self._poll_users.get(name, 0) + 1
+        if semaphore.acquire(timeout=timeout):
+            return True
+        if of_poll:
+            self._leave(name)
+        return False
 
     def release(self, name: str) -> None:
         self._compartments[name].release()
+        if name.startswith(POLL_PAGES):
+            self._leave(name)
+
+    def _leave(self, name: str) -> None:
+        """A request is done with a poll's compartment: the last one drops it."""
+        with self._lock:
+            self._poll_users[name] -= 1
+            if not self._poll_users[name]:
+                del self._poll_users[name], self._compartments[name]
 
 
 def _key_digest(environ) -> bytes:

@@ -2,12 +2,14 @@
 link (Django's e-mail backend, set by `EMAIL_URL`; the console by default, so `./bin/serve`
 prints the link). Each is written in the page's language, before it is handed over.
 
-The e-mail is sent in the background, after the page has answered: a request never waits on
-the mail server (a slow or silent SMTP relay would hold a request slot, EMAIL_TIMEOUT
-seconds at most, and the answer's timing would tell a known address from an unknown one).
-One sender thread per process (a greenlet under gevent) sends them in turn; a send that
-fails is logged. An e-mail not yet sent when its process dies is lost: the organizer asks
-for another link."""
+A request for a link is handled in the background, after the page has answered: whether
+the address may manage the poll, the link's row and the e-mail. The request itself does
+the same for any address, so neither its answer nor its timing tells a member from an
+unknown address, and it never waits on the mail server (a slow or silent SMTP relay would
+hold a request slot, EMAIL_TIMEOUT seconds at most). One sender thread per process (a
+greenlet under gevent) handles them in turn, with a database connection of its own, closed
+after each; a failure is logged. A request not yet handled when its process dies is lost:
+the organizer asks for another link."""
 
 import logging
 import os
@@ -16,9 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.db import connections
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from core.formats import one_line
+from pages import services
 from pages.services import SIGN_IN_VALID
 from polls.models import Poll
 
@@ -42,7 +47,32 @@ def in_background(function, *args) -> None:
     with _lock:
         if _sender is None:
             _sender = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mail")
-        _sender.submit(function, *args)
+        _sender.submit(_then_disconnect, function, *args)
+
+
+def _then_disconnect(function, *args) -> None:
+    try:
+        function(*args)
+    finally:
+        connections.close_all()  # the sender thread's own: it holds none between jobs
+
+
+def request_sign_in_link(*, poll: Poll, email: str) -> None:
+    """In the background: a sign-in link e-mailed to `email` if it belongs to someone who
+    may manage `poll` (nothing otherwise)."""
+    in_background(_sign_in_link, poll, email, translation.get_language())
+
+
+def _sign_in_link(poll: Poll, email: str, language: str | None) -> None:
+    try:
+        found = services.request_sign_in(poll=poll, email=email)
+    except Exception:  # noqa: BLE001 - the page has answered; the organizer may ask again
+        logger.exception("sign-in request failed", extra={"poll_id": poll.pk})
+        return
+    if found:
+        user, token = found
+        with translation.override(language):  # the page's, as the request had it
+            send_sign_in_link(to=user.email, poll=poll, token=token)
 
 
 def send_sign_in_link(*, to: str, poll: Poll, token: str) -> None:

@@ -1,5 +1,9 @@
-"""What every page response carries, and the pages' own answer to a crash.
+"""What every page response carries, the throttle of page reads, and the pages' own answer
+to a crash.
 
+- Every read (GET, HEAD) is counted per client address (pages.throttle.check_read), before
+  the view runs: past `PAGES_READ_LIMIT_PER_ADDRESS` a 429 page, the store unreachable a
+  503 page (as for answers).
 - A Content-Security-Policy that allows scripts, styles and images from this origin only
   (no inline script, no inline style), forms posted here only, no framing; the Referer only
   to this origin (an edit link holds its token in the URL; `no-referrer` would make browsers
@@ -14,7 +18,8 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from core.dbguard import REFUSED
-from pages.views import error_page, form_refused
+from pages import throttle
+from pages.views import error_page, form_refused, refused
 
 PAGE_PREFIXES = settings.PAGE_PATH_PREFIXES
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -28,14 +33,17 @@ class PageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.META.get(REFUSED) and request.path.startswith(PAGE_PREFIXES):
+        if not request.path.startswith(PAGE_PREFIXES):
+            return self.get_response(request)
+        if request.META.get(REFUSED):
             response = form_refused(request)
+        elif request.method in ("GET", "HEAD") and (refusal := throttle.check_read(request)):
+            response = refused(request, refusal, None)
         else:
             response = self.get_response(request)
-        if request.path.startswith(PAGE_PREFIXES):
-            response["Content-Security-Policy"] = CSP
-            response["Referrer-Policy"] = "same-origin"
-            response["X-Frame-Options"] = "DENY"
+        response["Content-Security-Policy"] = CSP
+        response["Referrer-Policy"] = "same-origin"
+        response["X-Frame-Options"] = "DENY"
         return response
 
     def process_exception(self, request, exception):

@@ -24,7 +24,7 @@ from pages.answers import answer_rows
 from pages.display import display_zone, option_label
 from pages.editing import ADD_ROWS, deadline_label, deadline_zone, default_duration, read_deadline, wanted_options
 from pages.forms import LINES, ONE_LINE
-from pages.mail import send_sign_in_link
+from pages.mail import request_sign_in_link
 from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, scores
 from polls import selectors
 from polls import services as poll_services
@@ -152,16 +152,13 @@ def render_manage(request, poll, who, *, form=None, problems=(), status=200):
 @with_poll
 def sign_in(request, poll: Poll):
     """Ask for a link. The answer is the same whether or not the address may manage the poll."""
-    guard = guarded(request, poll)
+    guard = guarded(request, poll, "sign-in")
     if guard:
         return guard
     form = SignInForm(request.POST)
     if not form.is_valid():
         return render(request, "pages/sign_in.html", {"poll": poll, "form": form, "honeypot": HONEYPOT}, status=400)
-    found = services.request_sign_in(poll=poll, email=form.cleaned_data["email"])
-    if found:
-        user, token = found
-        send_sign_in_link(to=user.email, poll=poll, token=token)
+    request_sign_in_link(poll=poll, email=form.cleaned_data["email"])  # the member's work: after the answer
     return render(request, "pages/sign_in_sent.html", {"poll": poll})
 
 

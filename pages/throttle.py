@@ -1,7 +1,17 @@
-"""The pages' throttle: answers, comments (and sign-in requests) are counted per client
-address and per poll with the project's limiter (`ratelimit.keyed`: the same stores and
-fixed windows as the API's per-space limits). Limits: `PAGES_LIMIT_PER_ADDRESS` and
-`PAGES_LIMIT_PER_POLL`, each (per minute, per day)."""
+"""The pages' throttle, on the project's limiter (`ratelimit.keyed`: the same stores and
+fixed windows as the API's per-space limits, under keys of their own; never a space's
+window). Each kind of request has windows of its own, so no amount of one kind uses up
+another's, each limit (per minute, per day) in settings:
+
+- answers and comments ("answer"): per client address (`PAGES_LIMIT_PER_ADDRESS`) and per
+  poll (`PAGES_LIMIT_PER_POLL`);
+- organizers' sign-in requests ("sign-in"): per client address
+  (`PAGES_SIGN_IN_LIMIT_PER_ADDRESS`) and per poll (`PAGES_SIGN_IN_LIMIT_PER_POLL`);
+- page reads (`check_read`: every GET or HEAD under the pages): per client address
+  (`PAGES_READ_LIMIT_PER_ADDRESS`).
+
+The address is checked first: a request refused for its address counts nothing for the
+poll, so one address's flood leaves the poll's window to everyone else."""
 
 import ipaddress
 from dataclasses import dataclass
@@ -10,6 +20,14 @@ from django.conf import settings
 
 from ratelimit import keyed
 from ratelimit.stores import StoreUnavailable
+
+#: kind -> the prefix of its keys and its (scope, setting) pairs, checked in this order.
+KINDS = {
+    "answer": ("pages", (("address", "PAGES_LIMIT_PER_ADDRESS"), ("poll", "PAGES_LIMIT_PER_POLL"))),
+    "sign-in": ("pages:sign-in", (("address", "PAGES_SIGN_IN_LIMIT_PER_ADDRESS"),
+                                  ("poll", "PAGES_SIGN_IN_LIMIT_PER_POLL"))),
+    "read": ("pages:read", (("address", "PAGES_READ_LIMIT_PER_ADDRESS"),)),
+}
 
 
 @dataclass(frozen=True)
@@ -39,15 +57,22 @@ def client_address(request) -> str:
     return str(parsed)
 
 
-def check(request, poll_id: str) -> Refusal | None:
-    """Count one answer, comment or sign-in request; None when it may go ahead."""
-    limits = (("address", client_address(request), settings.PAGES_LIMIT_PER_ADDRESS),
-              ("poll", poll_id, settings.PAGES_LIMIT_PER_POLL))
+def check(request, poll_id: str, kind: str = "answer") -> Refusal | None:
+    """Count one request of `kind` ("answer": an answer or a comment; "sign-in"); None when
+    it may go ahead."""
+    prefix, limits = KINDS[kind]
+    keys = {"address": client_address(request), "poll": poll_id}
     try:
-        for scope, key, (per_minute, per_day) in limits:
-            outcome, now = keyed.hit(f"pages:{scope}:{key}", per_minute=per_minute, per_day=per_day)
+        for scope, setting in limits:
+            per_minute, per_day = getattr(settings, setting)
+            outcome, now = keyed.hit(f"{prefix}:{scope}:{keys[scope]}", per_minute=per_minute, per_day=per_day)
             if not outcome.allowed:
                 return Refusal(scope, keyed.retry_after(outcome, now))
     except StoreUnavailable:
         return Refusal("store", settings.RATELIMIT_UNAVAILABLE_RETRY_AFTER)
     return None
+
+
+def check_read(request) -> Refusal | None:
+    """Count one page read of the client's address; None when it may go ahead."""
+    return check(request, "", "read")

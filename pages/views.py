@@ -72,7 +72,7 @@ def csrf_failure(request, reason=""):
 
 def refused(request, refusal: throttle.Refusal, poll):
     if refusal.scope == "store":
-        return error_page(request, 503, "Try again later", "We cannot accept answers right now; please try again "
+        return error_page(request, 503, "Try again later", "We cannot take requests right now; please try again "
                           "in a minute.", poll=poll, headers={"Retry-After": str(refusal.retry_after)})
     wait = refusal.retry_after
     when = f"{wait} seconds" if wait < 120 else (f"{-(-wait // 60)} minutes" if wait < 7200 else f"{-(-wait // 3600)} hours")
@@ -82,9 +82,10 @@ def refused(request, refusal: throttle.Refusal, poll):
                       poll=poll, headers={"Retry-After": str(wait)})
 
 
-def guarded(request, poll):
-    """Refusals every form on the page shares: the throttle and the honeypot."""
-    refusal = throttle.check(request, poll.pk)
+def guarded(request, poll, kind: str = "answer"):
+    """Refusals every form on the pages shares: the throttle (of `kind`: pages.throttle) and
+    the honeypot."""
+    refusal = throttle.check(request, poll.pk, kind)
     if refusal:
         return refused(request, refusal, poll)
     if request.POST.get(HONEYPOT):

@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from core.bulkhead import BACK_OFFICE, PAGES, SPACE_ID, UNKNOWN, Bulkhead
+from core.bulkhead import BACK_OFFICE, PAGES, POLL_PAGES, SPACE_ID, UNKNOWN, Bulkhead
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -71,3 +71,45 @@ def test_in_a_gevent_worker_the_slots_are_gevents_and_wait_cooperatively():
     """)
     out = subprocess.run([sys.executable, "-c", script], cwd=BASE_DIR, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_a_polls_pages_wait_in_their_own_compartment_inside_the_pages():
+    bulkhead = Bulkhead(2)
+    assert bulkhead.per_poll == 1
+    assert bulkhead.compartments(environ("/invite/abc")) == (POLL_PAGES + "abc", PAGES)
+    assert bulkhead.compartments(environ("/invite/abc/edit/token")) == (POLL_PAGES + "abc", PAGES)
+    assert bulkhead.compartments(environ("/poll/abc/sign-in")) == (POLL_PAGES + "abc", PAGES)
+    assert bulkhead.compartments(environ("/invite/")) == (PAGES,)
+    assert bulkhead.compartments(environ("/static/pages/app.css")) == (PAGES,)
+    assert bulkhead.compartments(environ("/v1/polls", "sk_a")) == (UNKNOWN,)
+    assert bulkhead.compartments(environ("/admin/")) == (BACK_OFFICE,)
+
+
+def test_one_polls_visitors_never_take_every_slot_of_the_pages():
+    """What config/wsgi.py does for each page request: its poll's compartment, then the
+    pages'. The visitors of a crowded poll hold at most `per_poll` of the pages' slots and
+    the rest of them wait in their poll's compartment, so another poll's visitor finds a
+    slot of the pages free."""
+    bulkhead = Bulkhead(2)
+    crowded, other = POLL_PAGES + "crowded", POLL_PAGES + "other"
+    assert bulkhead.acquire(crowded, timeout=0) and bulkhead.acquire(PAGES, timeout=0)
+    assert not bulkhead.acquire(crowded, timeout=0.01)  # the crowd's next visitor waits in its poll's
+    assert bulkhead.acquire(other, timeout=0) and bulkhead.acquire(PAGES, timeout=0)  # another poll's gets in
+    bulkhead.release(PAGES)
+    bulkhead.release(other)
+    bulkhead.release(PAGES)
+    bulkhead.release(crowded)
+    assert bulkhead.acquire(crowded, timeout=0)
+    bulkhead.release(crowded)
+
+
+def test_a_polls_compartment_is_dropped_when_no_request_holds_or_waits_for_it():
+    bulkhead = Bulkhead(2)
+    for n in range(1000):  # made-up poll ids
+        name = POLL_PAGES + f"made-up-{n}"
+        assert bulkhead.acquire(name, timeout=0)
+        assert not bulkhead.acquire(name, timeout=0)  # a waiter that gave up
+        bulkhead.release(name)
+    assert bulkhead.acquire(UNKNOWN, timeout=0)
+    bulkhead.release(UNKNOWN)
+    assert set(bulkhead._compartments) == {UNKNOWN} and not bulkhead._poll_users

@@ -44,6 +44,9 @@ def generous_limits(settings):
     """The pages' throttle out of the way, except where a test sets its own limits."""
     settings.PAGES_LIMIT_PER_ADDRESS = (1000, 10000)
     settings.PAGES_LIMIT_PER_POLL = (1000, 10000)
+    settings.PAGES_SIGN_IN_LIMIT_PER_ADDRESS = (1000, 10000)
+    settings.PAGES_SIGN_IN_LIMIT_PER_POLL = (1000, 10000)
+    settings.PAGES_READ_LIMIT_PER_ADDRESS = (100_000, 1_000_000)
 
 
 def csrf(client: Client, url: str) -> str:

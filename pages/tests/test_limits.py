@@ -9,7 +9,9 @@ import redis
 from django.conf import settings as django_settings
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
+from config import settings as defaults  # the service's own limits, not the tests' generous ones
 from pages.tests.conftest import answer, poll_row, yes
 from polls import services as poll_services
 from polls.models import Participant, Poll, Vote
@@ -18,12 +20,31 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def address():
-    """A client address of this test alone (counters in Redis outlive a test's database)."""
-    value = f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250 + 1}"
-    yield value
-    if django_settings.REDIS_URL:
-        redis.Redis.from_url(django_settings.REDIS_URL).delete(f"ratelimit:key:pages:address:{value}")
+def new_address():
+    """`new_address()`: a client address of this test alone (counters in Redis outlive a
+    test's database: they are deleted at the end)."""
+    made = []
+
+    def make() -> str:
+        made.append(f"10.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250 + 1}")
+        return made[-1]
+
+    yield make
+    if django_settings.REDIS_URL and made:
+        redis.Redis.from_url(django_settings.REDIS_URL).delete(
+            *(f"ratelimit:key:{prefix}:address:{value}" for value in made
+              for prefix in ("pages", "pages:sign-in", "pages:read")))
+
+
+@pytest.fixture
+def address(new_address):
+    return new_address()
+
+
+@pytest.fixture
+def frozen(time_machine):
+    """The clock stands still: every request of the test falls in the same minute."""
+    time_machine.move_to(timezone.now(), tick=False)
 
 
 def test_past_the_address_limit_a_429_page(make_poll, settings, address):
@@ -64,8 +85,73 @@ def test_the_day_limit_says_hours(make_poll, settings, address):
 def test_the_store_unreachable_fails_closed(make_poll, settings):
     poll = make_poll()
     settings.REDIS_URL, settings.RATELIMIT_STORE_TIMEOUT = "redis://127.0.0.1:9/0", 0.2
-    response = answer(Client(), poll, {})
-    assert response.status_code == 503 and response["Retry-After"] and poll_row(poll).participants.count() == 0
+    for response in (Client().post(f"/invite/{poll['id']}", {"name": "Ada"}), Client().get(f"/invite/{poll['id']}")):
+        assert (response.status_code, response["Content-Type"]) == (503, "text/html; charset=utf-8")
+        assert response["Retry-After"] and "Try again later" in response.content.decode()
+    assert poll_row(poll).participants.count() == 0
+
+
+def sign_in_request(address: str, poll: dict, email: str):
+    return Client(REMOTE_ADDR=address).post(f"/poll/{poll['id']}/sign-in", {"email": email})
+
+
+def test_sign_in_requests_have_windows_of_their_own_and_never_stop_answers(make_poll, settings, new_address, frozen):
+    """Six addresses sending made-up e-mails fill the poll's window of sign-in requests, and
+    each its own; the participants' answers, counted apart, all go through."""
+    settings.PAGES_LIMIT_PER_ADDRESS, settings.PAGES_LIMIT_PER_POLL = (
+        defaults.PAGES_LIMIT_PER_ADDRESS, defaults.PAGES_LIMIT_PER_POLL)
+    settings.PAGES_SIGN_IN_LIMIT_PER_ADDRESS, settings.PAGES_SIGN_IN_LIMIT_PER_POLL = (3, 100), (10, 100)
+    poll, other = make_poll(), make_poll()
+    strangers = [new_address() for _ in range(6)]
+    answers = [sign_in_request(strangers[n % 6], poll, f"made-up-{n}@example.com") for n in range(30)]
+    assert [response.status_code for response in answers] == [200] * 10 + [429] * 20
+    assert all("for this poll" in response.content.decode() for response in answers[10:18])
+    assert all("from your network" in response.content.decode() for response in answers[18:])  # each past its 3
+    assert sign_in_request(new_address(), other, "made-up@example.com").status_code == 200  # another poll
+    for address in strangers[:1] + [new_address() for _ in range(12)]:
+        assert Client(REMOTE_ADDR=address).post(f"/invite/{poll['id']}", {"name": "Ada"}).status_code == 302
+    assert poll_row(poll).participants.count() == 13
+
+
+def test_a_team_behind_one_address_answers_and_a_flood_from_it_is_refused(make_poll, settings, new_address, frozen):
+    """The service's own limits: 50 people answering one poll from one office address within
+    a minute all get through; a flood from one address (500 a minute, say) is cut at its
+    limit, and other addresses and polls are not held up by it."""
+    settings.PAGES_LIMIT_PER_ADDRESS, settings.PAGES_LIMIT_PER_POLL = (
+        defaults.PAGES_LIMIT_PER_ADDRESS, defaults.PAGES_LIMIT_PER_POLL)
+    per_address = defaults.PAGES_LIMIT_PER_ADDRESS[0]
+    assert 50 < per_address < 500 and defaults.PAGES_LIMIT_PER_POLL[0] > per_address
+    team, flood = make_poll(), make_poll()
+    office = Client(REMOTE_ADDR=new_address())
+    for n in range(50):
+        assert office.post(f"/invite/{team['id']}", {"name": f"Colleague {n}"}).status_code == 302
+    assert poll_row(team).participants.count() == 50
+    flooder = Client(REMOTE_ADDR=new_address())
+    statuses = [flooder.post(f"/invite/{flood['id']}", {"name": f"Bot {n}"}).status_code
+                for n in range(per_address + 20)]
+    assert statuses == [302] * per_address + [429] * 20
+    assert poll_row(flood).participants.count() == per_address
+    assert Client(REMOTE_ADDR=new_address()).post(f"/invite/{flood['id']}", {"name": "Ada"}).status_code == 302
+    assert office.post(f"/invite/{team['id']}", {"name": "Colleague 50"}).status_code == 302
+    assert Client(REMOTE_ADDR=new_address()).post(f"/invite/{make_poll()['id']}", {"name": "Ada"}).status_code == 302
+
+
+def test_page_reads_are_limited_per_address_and_use_up_nothing_else(make_poll, api, settings, new_address):
+    """Every GET or HEAD under the pages counts for the client's address; past the limit a
+    429 page. Answers, other addresses and the API's per-space window are untouched."""
+    settings.PAGES_READ_LIMIT_PER_ADDRESS = (3, 100)
+    poll = make_poll()
+    remaining = int(api.get(f"/v1/polls/{poll['id']}")["RateLimit-Remaining"])
+    reader = Client(REMOTE_ADDR=new_address())
+    assert [reader.get(url).status_code for url in (f"/invite/{poll['id']}", f"/poll/{poll['id']}",
+                                                    "/invite/made-up")] == [200, 200, 404]
+    for response in (reader.get(f"/invite/{poll['id']}"), reader.head(f"/poll/{poll['id']}")):
+        assert (response.status_code, response["Content-Type"]) == (429, "text/html; charset=utf-8")
+        assert 0 < int(response["Retry-After"]) <= 60 and response["Content-Security-Policy"]
+    assert "from your network" in reader.get(f"/invite/{poll['id']}").content.decode()
+    assert reader.post(f"/invite/{poll['id']}", {"name": "Ada"}).status_code == 302  # an answer is no read
+    assert Client(REMOTE_ADDR=new_address()).get(f"/invite/{poll['id']}").status_code == 200
+    assert int(api.get(f"/v1/polls/{poll['id']}")["RateLimit-Remaining"]) == remaining - 1
 
 
 def test_client_address_behind_the_tls_proxy(settings, rf):
@@ -106,6 +192,9 @@ def big_poll(make_poll, count: int = 100) -> dict:
 
 
 QUERIES = 8  # poll with organizer and count; options; results; the grid's page and its votes; comments; token and votes
+# The read's count (pages.throttle): a statement on PostgreSQL without Redis; SQLite's counters
+# are a database of their own, Redis is no database.
+QUERIES += connection.vendor == "postgresql" and not django_settings.REDIS_URL
 
 
 def test_the_invite_page_costs_a_constant_number_of_queries(make_poll, client, django_assert_num_queries):
