@@ -75,6 +75,22 @@ def _sign_in_link(poll: Poll, email: str, language: str | None) -> None:
             send_sign_in_link(to=user.email, poll=poll, token=token)
 
 
+def request_edit_links(*, poll: Poll, email: str) -> None:
+    """In the background: new edit links e-mailed to `email` for the answers it gave to
+    `poll` (nothing when it gave none)."""
+    in_background(_edit_links, poll, email, translation.get_language())
+
+
+def _edit_links(poll: Poll, email: str, language: str | None) -> None:
+    try:
+        links = services.new_edit_links(poll=poll, email=email)
+    except Exception:  # noqa: BLE001 - the page has answered; the participant may ask again
+        logger.exception("edit-link request failed", extra={"poll_id": poll.pk})
+        return
+    with translation.override(language):  # the page's, as the request had it
+        send_edit_links(to=email, poll=poll, links=[(p.name, token) for p, token in links], replaced=True)
+
+
 def send_sign_in_link(*, to: str, poll: Poll, token: str) -> None:
     link = f"{settings.APP_URL}/poll/{poll.pk}/sign-in/{token}"
     minutes = int(SIGN_IN_VALID.total_seconds() // 60)

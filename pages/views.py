@@ -292,12 +292,13 @@ def comment(request, poll_id: str):
 @require_http_methods(["POST"])
 def send_link(request, poll_id: str):
     """"Send me my link": a new edit link for each answer given with the address (the old
-    ones stop working), e-mailed in the background. The page answers alike whether or not
-    the address answered; the requests share the answers' throttle."""
+    ones stop working), e-mailed in the background. The page answers alike, and does the
+    same, whether or not the address answered (the lookup runs after the answer); the
+    requests are throttled as sign-in requests are."""
     poll = selectors.find_invited_poll(poll_id)
     if poll is None:
         return not_found(request)
-    guard = guarded(request, poll)
+    guard = guarded(request, poll, "sign-in")
     if guard:
         return guard
     form = LinkForm(request.POST)
@@ -306,8 +307,7 @@ def send_link(request, poll_id: str):
         me = token_participant(poll, token)
         return render_invite(request, poll, me=me, token=token if me else None, link_form=form, status=400)
     email = form.cleaned_data["email"]
-    links = services.new_edit_links(poll=poll, email=email)
-    mail.send_edit_links(to=email, poll=poll, links=[(p.name, token) for p, token in links], replaced=True)
+    mail.request_edit_links(poll=poll, email=email)
     return redirect(_invite_url(poll, done="link-sent") + "#lost")
 
 

@@ -6,7 +6,9 @@ asks first."""
 import re
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from pages.models import EditToken
 from pages.tests.conftest import answer, csrf, poll_row
@@ -132,7 +134,30 @@ def test_send_me_my_link_refuses_a_bad_address_and_is_throttled(make_poll, setti
     mailoutbox.clear()
     bad = ask_for_link(Client(), poll, "not an address")
     assert bad.status_code == 400 and 'id="lost-email"' in text(bad) and "valid email" in text(bad)
-    settings.PAGES_LIMIT_PER_POLL = (3, 100)  # the throttle the sign-in requests share (the answer and the bad address count)
+    settings.PAGES_SIGN_IN_LIMIT_PER_POLL = (2, 100)  # the sign-in requests' throttle (the bad address counted)
     assert ask_for_link(Client(), poll, "ada@example.com").status_code == 302
     refused = ask_for_link(Client(), poll, "ada@example.com")
     assert refused.status_code == 429 and len(mailoutbox) == 1
+    assert answer(Client(), poll, {}, name="Grace").status_code == 302  # answers have windows of their own
+
+
+def test_send_me_my_link_does_the_same_for_any_address(make_poll, monkeypatch, mailoutbox):
+    """The lookup and the new link run after the answer: the request's statements are the
+    same whether or not the address answered."""
+    from pages import mail
+
+    jobs = []
+    monkeypatch.setattr(mail, "in_background", lambda function, *args: jobs.append((function, args)))
+    poll = make_poll()
+    answer(Client(), poll, {}, name="Ada", email="ada@example.com")
+    jobs.clear()
+    statements = []
+    for email in ("ada@example.com", "grace@example.com"):
+        with CaptureQueriesContext(connection) as queries:
+            assert Client().post(f"/invite/{poll['id']}/send-link", {"email": email}).status_code == 302
+        statements.append([re.sub(r"\b\d{13}\b", "<now>", query["sql"]) for query in queries])  # the counts' instants
+    assert statements[0] == statements[1] and len(jobs) == 2
+    while jobs:
+        function, args = jobs.pop(0)
+        function(*args)
+    assert [message.to for message in mailoutbox] == [["ada@example.com"]]
