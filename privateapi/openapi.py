@@ -31,7 +31,16 @@ endpoints. New integrations use `/v1` (see its reference at `/docs`).
 All endpoints share the limits of `/v1`, per space, counted once per request to either API.
 Every authenticated response carries the standard `RateLimit-*` headers. When a limit is
 exceeded the API answers `429` with a `RATE_LIMIT_EXCEEDED` error body and a `Retry-After`
-header."""
+header.
+
+## Errors
+
+Refusals are `{"error": {"code", "message"}}`. A body or query that does not match the schema
+is `400` `{"data": <input>, "error": [{"code", "path", "message"}], "success": false}`. A
+missing or unknown key (`401 Unauthorized`), an Authorization header that is not
+`Bearer <key>` (`400 Bad Request`), malformed JSON (`400`), an unknown route (`404`) and an
+unexpected failure (`500`) are answered in plain text. Fields the API does not know are
+ignored."""
 
 
 def leave_out_private_api(endpoints):
