@@ -304,6 +304,8 @@ PERIODIC_JOBS = {
     "idempotency.purge": ("idempotency.jobs.purge_expired", 3600),
     "ratelimit.purge-keys": ("ratelimit.jobs.purge_key_counters", 3600),
     "pages.purge-sign-in-links": ("pages.jobs.purge_sign_in_links", 3600),
+    "pages.send-mail": ("pages.jobs.send_mail", 15),
+    "pages.purge-mail": ("pages.jobs.purge_mail", 3600),
 }
 # What `manage.py runjobs` runs beside the periodic jobs (core/management/commands/runjobs.py).
 EMBEDDED_WORKERS = ["webhooks.dispatch.embedded_worker", "core.sqlite.checkpoints.embedded_worker"]

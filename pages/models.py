@@ -29,3 +29,29 @@ class SignInLink(models.Model):
 
     def __str__(self):
         return f"Sign-in link of {self.user_id} for {self.poll_id}"
+
+
+class Mail(models.Model):
+    """An e-mail waiting to be sent, or sent: the pages' outbox (pages/outbox.py). Written in
+    the transaction of what it tells, sent by the `pages.send-mail` job, retried until sent
+    or given up (logged either way)."""
+
+    to = models.EmailField(max_length=254)
+    subject = models.CharField(max_length=255)
+    text = models.TextField()
+    html = models.TextField()
+    headers = models.JSONField(default=dict, blank=True)
+    calendar = models.TextField(blank=True, help_text="An iCalendar invitation sent with the e-mail.")
+    poll_id = models.CharField(max_length=12, blank=True)  # for the logs; the mail outlives a purged poll
+    created_at = models.DateTimeField(default=timezone.now)
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    given_up_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["next_attempt_at"], name="mail_due",
+                                condition=models.Q(sent_at__isnull=True, given_up_at__isnull=True))]
+
+    def __str__(self):
+        return f"{self.subject} to {self.to}"

@@ -44,6 +44,8 @@ ORGANIZER_DONE = {
     "duplicated": _("This is the new poll: the same details, settings and options, no answers yet. Share its "
                     "invite link."),
     "options": _("The options are saved."),
+    "notify-on": _("You will be e-mailed about answers and comments."),
+    "notify-off": _("You will not be e-mailed about answers and comments."),
     "deadline": _("The deadline is set."), "deadline-cleared": _("The deadline is removed."),
 }
 
@@ -229,6 +231,10 @@ def act(request, poll: Poll):
             closes_at = read_deadline(poll, request.POST.get("closes_at", "")) if action == "deadline" else None
             poll_services.update_poll(poll=poll, details={"closes_at": closes_at})
             done = "deadline" if closes_at else "deadline-cleared"
+        elif action == "notify":
+            on = request.POST.get("on") == "yes"
+            poll_services.set_notifications(poll=poll, on=on)
+            done = "notify-on" if on else "notify-off"
         elif action == "options":
             poll_services.update_poll(poll=poll, options=wanted_options(poll, list(poll.options.all()), request.POST))
             done = "options"

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from pages import confirm, organizer, views
+from pages import confirm, organizer, unsubscribe, views
 
 app_name = "pages"
 
@@ -16,6 +16,7 @@ urlpatterns = [
     path("poll/<str:poll_id>/sign-out", organizer.sign_out, name="sign-out"),
     path("poll/<str:poll_id>/act", confirm.confirmed(organizer.act), name="act"),
     path("poll/<str:poll_id>/confirm", confirm.confirm, name="confirm"),
+    path("poll/<str:poll_id>/unsubscribe/<str:token>", unsubscribe.unsubscribe, name="unsubscribe"),
     path("poll/<str:poll_id>/answers.csv", organizer.answers_csv, name="answers-csv"),
     re_path(r"^(invite|poll)/", views.not_found),  # anything else under the pages: the HTML 404
 ]

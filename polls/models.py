@@ -62,6 +62,12 @@ class Poll(models.Model):
         null=True, blank=True, editable=False,
         help_text="When options were last added, changed or removed after the poll was made (not part of the API).",
     )
+    notify_organizer = models.BooleanField(
+        default=True, help_text="E-mail the organizer about answers and comments (not part of the API).",
+    )
+    notified_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When the organizer was last e-mailed about answers.",
+    )
     auto_close_held = models.BooleanField(
         default=False,
         help_text="Reopened after every option had passed: not closed automatically again until its options change.",
@@ -189,3 +195,25 @@ class Comment(models.Model):
 
     def __str__(self):
         return f"{self.name}: {self.text[:40]}"
+
+
+class Activity(models.Model):
+    """Something a participant did that the organizer is to be e-mailed about (an answer, a
+    changed answer, a comment): written beside the change while the poll's
+    `notify_organizer` is on, taken (and deleted) by the notification job."""
+
+    class Kind(models.TextChoices):
+        ANSWERED = "answered"
+        CHANGED = "changed"
+        COMMENTED = "commented"
+
+    poll = models.ForeignKey(Poll, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=255)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+    def __str__(self):
+        return f"{self.name} {self.kind}"

@@ -8,6 +8,7 @@
 - `responses`: participants and their votes.
 - `tallies`: the votes per option and type, kept with the votes (`count_votes`), and their repair.
 - `comments`: comments on the invite page.
+- `notices`: what the organizer is e-mailed about (answers, changed answers, comments).
 """
 
 from polls.services.comments import add_comment, delete_comment
@@ -25,6 +26,7 @@ from polls.services.lifecycle import (
     restore_poll,
     schedule_poll,
 )
+from polls.services.notices import NOTIFY_EVERY, polls_to_notify, set_notifications, take_activity
 from polls.services.responses import (
     VOTE_TYPES,
     check_accepts_responses,
@@ -36,7 +38,7 @@ from polls.services.responses import (
 from polls.services.tallies import recount_tallies
 
 __all__ = [
-    "AUTO_CLOSE_GRACE", "DETAILS", "OPTION_FIELDS", "VOTE_TYPES", "add_comment", "cancel_poll", "check_accepts_responses",
+    "AUTO_CLOSE_GRACE", "NOTIFY_EVERY", "polls_to_notify", "set_notifications", "take_activity", "DETAILS", "OPTION_FIELDS", "VOTE_TYPES", "add_comment", "cancel_poll", "check_accepts_responses",
     "clean_conferencing", "clean_details", "clean_options", "clean_response", "close_past_polls", "close_poll",
     "create_poll", "create_response", "delete_comment", "delete_poll", "duplicate_poll", "delete_response", "options_past_at",
     "purge_deleted_polls", "recount_tallies", "reopen_poll", "restore_poll", "schedule_poll", "update_poll",

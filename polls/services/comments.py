@@ -2,13 +2,15 @@
 `disableComments` is false, checked by the same content moderation as a poll's texts."""
 
 from django.db import transaction
+from django.utils import timezone
 
 from core.errors import ServiceError
 from core.formats import text_problem
-from polls.models import Comment, Poll
+from polls.models import Activity, Comment, Poll
 from polls.moderation import flagged_fields
 from polls.rules import COMMENT_MAX_LENGTH, InappropriateContent, max_length
 from polls.services.lifecycle import locked_poll
+from polls.services.notices import note_activity
 
 COMMENT_NAME_MAX_LENGTH = max_length(Comment, "name")
 
@@ -37,7 +39,9 @@ def add_comment(*, poll: Poll, name: str, text: str) -> Comment:
     flagged = flagged_fields({"name": name, "text": text})
     if flagged:
         raise InappropriateContent("; ".join(f"{field}: flagged by content moderation" for field in flagged))
-    return Comment.objects.create(poll=poll, name=name, text=text)
+    comment = Comment.objects.create(poll=poll, name=name, text=text, created_at=timezone.now())
+    note_activity(poll, Activity.Kind.COMMENTED, name, comment.created_at)
+    return comment
 
 
 @transaction.atomic

@@ -8,9 +8,10 @@ from django.utils import timezone
 
 from core.errors import ServiceError
 from core.formats import parse_email, text_problem
-from polls.models import Participant, Poll, Vote
+from polls.models import Activity, Participant, Poll, Vote
 from polls.rules import max_length
 from polls.services.lifecycle import locked_poll
+from polls.services.notices import note_activity
 from polls.services.tallies import answers_text, count_votes, option_positions
 from webhooks.services import record_event
 
@@ -94,6 +95,7 @@ def create_response(*, poll: Poll, name: str, email: str | None = None, votes: d
     _touch(poll, now, participants=1)
     record_event(space_id=poll.space_id, type="poll.participant.created", poll_id=poll.pk,
                  participant_id=participant.pk, at=now)
+    note_activity(poll, Activity.Kind.ANSWERED, name, now)
     return participant
 
 
@@ -140,6 +142,7 @@ def update_response(
     _touch(poll, now)
     record_event(space_id=poll.space_id, type="poll.participant.updated", poll_id=poll.pk,
                  participant_id=participant.pk, at=now)
+    note_activity(poll, Activity.Kind.CHANGED, name, now)
     return participant
 
 

@@ -1,0 +1,70 @@
+"""The organizer's e-mails about answers and comments (`polls.services.notices` notes them):
+one e-mail per poll at most every NOTIFY_EVERY, listing what happened since the last, with a
+one-click unsubscribe (RFC 8058: `List-Unsubscribe` and `List-Unsubscribe-Post`). Queued in
+the pages' outbox by the job, in the transaction that takes the activity."""
+
+import logging
+
+from django.conf import settings
+from django.core import signing
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from pages import outbox
+from polls import services as poll_services
+
+logger = logging.getLogger("service.pages")
+
+_SIGNER = signing.Signer(salt="pages.unsubscribe")
+
+
+def unsubscribe_token(poll_id: str) -> str:
+    return _SIGNER.signature(poll_id)
+
+
+def unsubscribe_token_valid(poll_id: str, token: str) -> bool:
+    try:
+        _SIGNER.unsign(f"{poll_id}:{token}")
+    except signing.BadSignature:
+        return False
+    return True
+
+
+def unsubscribe_url(poll_id: str) -> str:
+    return f"{settings.APP_URL}/poll/{poll_id}/unsubscribe/{unsubscribe_token(poll_id)}"
+
+
+def queue_notices() -> int:
+    """Queue one e-mail per poll that is due; how many."""
+    now = timezone.now()
+    queued = 0
+    for poll_id in poll_services.polls_to_notify(now):
+        with transaction.atomic():
+            taken = poll_services.take_activity(poll_id=poll_id, now=now)
+            if taken is None:
+                continue
+            poll, activity = taken
+            _queue(poll, activity)
+            queued += 1
+    return queued
+
+
+def _queue(poll, activity) -> None:
+    context = {"poll": poll, "activity": activity, "manage_url": f"{settings.APP_URL}/poll/{poll.pk}",
+               "unsubscribe_url": unsubscribe_url(poll.pk)}
+    answers = sum(1 for item in activity if item.kind != "commented")
+    comments = len(activity) - answers
+    parts = []
+    if answers:
+        parts.append(_("%(count)d answer") % {"count": answers} if answers == 1 else _("%(count)d answers") % {"count": answers})
+    if comments:
+        parts.append(_("%(count)d comment") % {"count": comments} if comments == 1
+                     else _("%(count)d comments") % {"count": comments})
+    subject = _("“%(title)s”: %(what)s") % {"title": poll.title, "what": ", ".join(parts)}
+    url = context["unsubscribe_url"]
+    outbox.queue(to=poll.organizer.email, subject=subject, poll_id=poll.pk,
+                 text=render_to_string("pages/mail/notice.txt", context),
+                 html=render_to_string("pages/mail/notice.html", context),
+                 headers={"List-Unsubscribe": f"<{url}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"})

@@ -1,0 +1,97 @@
+"""The pages' outbox: e-mails stored with what they tell (`queue`, in the caller's
+transaction) and sent by the periodic job `pages.send-mail` (`runjobs` or Celery beat),
+never inside a request. Each e-mail has a plain-text and an HTML part (and an iCalendar
+part when it invites). A failed send is logged and retried with a growing wait (1, 2, 4...
+minutes, at most an hour) until MAX_ATTEMPTS, then given up with an error in the log."""
+
+import logging
+from datetime import timedelta
+from email.mime.text import MIMEText
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.utils import timezone
+
+from pages.models import Mail
+
+logger = logging.getLogger("service.pages")
+
+MAX_ATTEMPTS = 12  # about seven hours of retries
+LEASE = timedelta(minutes=5)  # a claimed e-mail is not claimed again before this (its sender died)
+BATCH = 100  # e-mails one run sends at most
+KEEP = timedelta(days=7)  # sent and given-up e-mails are deleted after this
+
+
+def safe_subject(text: str) -> str:
+    """One line (no control characters: a header cannot be split), at most 200 characters."""
+    line = " ".join("".join(char if char.isprintable() else " " for char in text).split())
+    return line if len(line) <= 200 else line[:199] + "…"
+
+
+def queue(*, to: str, subject: str, text: str, html: str, poll_id: str = "", headers: dict | None = None,
+          calendar: str = "") -> Mail:
+    return Mail.objects.create(to=to, subject=safe_subject(subject), text=text, html=html, headers=headers or {},
+                               calendar=calendar, poll_id=poll_id)
+
+
+def message(mail: Mail) -> EmailMultiAlternatives:
+    """The e-mail as it is sent: text, then HTML (multipart/alternative), the invitation as
+    a `text/calendar` part with its METHOD (RFC 6047) and as a file."""
+    email = EmailMultiAlternatives(mail.subject, mail.text, settings.DEFAULT_FROM_EMAIL, [mail.to],
+                                   headers=mail.headers)
+    email.attach_alternative(mail.html, "text/html")
+    if mail.calendar:
+        method = next(line.split(":", 1)[1] for line in mail.calendar.splitlines() if line.startswith("METHOD:"))
+        part = MIMEText(mail.calendar, "calendar", "utf-8")
+        part.set_param("method", method)
+        part.add_header("Content-Disposition", "attachment", filename="invite.ics")
+        email.attach(part)
+    return email
+
+
+def _claim(mail: Mail, now) -> bool:
+    """Take `mail` for this run (compare and set: two runs never send it both)."""
+    return bool(Mail.objects.filter(pk=mail.pk, next_attempt_at=mail.next_attempt_at, sent_at__isnull=True,
+                                    given_up_at__isnull=True).update(next_attempt_at=now + LEASE))
+
+
+def send_due() -> dict:
+    """Send the e-mails that are due, oldest first; {"sent": n, "failed": n}."""
+    now = timezone.now()
+    due = list(Mail.objects.filter(sent_at__isnull=True, given_up_at__isnull=True, next_attempt_at__lte=now)
+               .order_by("next_attempt_at", "id")[:BATCH])
+    counts = {"sent": 0, "failed": 0}
+    if not due:
+        return counts
+    for mail in due:
+        if not _claim(mail, now):
+            continue
+        try:
+            message(mail).send()
+        except Exception as error:  # noqa: BLE001 - any failure of the mail server: retried
+            counts["failed"] += 1
+            _failed(mail, error)
+        else:
+            counts["sent"] += 1
+            Mail.objects.filter(pk=mail.pk).update(sent_at=timezone.now(), attempts=mail.attempts + 1)
+    return counts
+
+
+def _failed(mail: Mail, error: Exception) -> None:
+    attempts = mail.attempts + 1
+    extra = {"mail_id": mail.pk, "poll_id": mail.poll_id, "attempts": attempts, "error": repr(error)[:300]}
+    if attempts >= MAX_ATTEMPTS:
+        Mail.objects.filter(pk=mail.pk).update(attempts=attempts, given_up_at=timezone.now())
+        logger.error("e-mail given up", extra=extra)
+        return
+    wait = min(timedelta(minutes=2 ** (attempts - 1)), timedelta(hours=1))
+    Mail.objects.filter(pk=mail.pk).update(attempts=attempts, next_attempt_at=timezone.now() + wait)
+    logger.warning("e-mail not sent; retried later", extra={**extra, "retry_in_seconds": int(wait.total_seconds())})
+
+
+def purge() -> int:
+    """Forget e-mails sent or given up more than KEEP ago."""
+    cutoff = timezone.now() - KEEP
+    deleted, _ = Mail.objects.filter(sent_at__lt=cutoff).delete()
+    given_up, _ = Mail.objects.filter(given_up_at__lt=cutoff).delete()
+    return deleted + given_up
