@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.utils import timezone
 
+from core.formats import one_line
 from pages.models import Mail
 
 logger = logging.getLogger("service.pages")
@@ -23,8 +24,8 @@ KEEP = timedelta(days=7)  # sent and given-up e-mails are deleted after this
 
 
 def safe_subject(text: str) -> str:
-    """One line (no control characters: a header cannot be split), at most 200 characters."""
-    line = " ".join("".join(char if char.isprintable() else " " for char in text).split())
+    """One line (`core.formats.one_line`: a header cannot be split), at most 200 characters."""
+    line = one_line(text)
     return line if len(line) <= 200 else line[:199] + "…"
 
 
