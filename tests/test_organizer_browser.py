@@ -131,7 +131,7 @@ def test_confirmation_steps_the_grid_and_the_deadline(served, new_page, script):
     page = new_page(script=script)
     sign_in(page, served, poll["id"])
     grid = page.inner_text("table.answers")
-    assert "grace@example.com" in grid and "✓" in grid and "~" in grid  # who said what
+    assert "grace@example.com\t" in grid and "Yes\tIf need be" in grid  # who said what
 
     page.fill("#closes_at", "2031-05-30T18:00")
     page.click("button:has-text('Set a deadline')")
@@ -189,3 +189,24 @@ def test_options_change_and_duplicate(served, new_page):
     status, copy = api(base, key, "GET", f"/v1/polls/{copy_id}")
     assert status == 200 and copy["data"]["participantCount"] == 0
     assert [o["startTime"] for o in copy["data"]["options"]] == [o["startTime"] for o in results["data"]["options"]]
+
+
+def test_the_organizer_is_told_of_answers_and_unsubscribes(served, new_page):
+    base, folder = served[0], served[3]
+    poll = create_poll(served, title="Notified call")
+    guest = new_page()
+    answer(guest, base, poll, "Linus", ["yes", "yes"])
+    message = wait_for_mail(folder, lambda m: m["Subject"] == "“Notified call”: 1 answer")  # from the jobs loop
+    assert "Linus answered" in text_of(message)
+    assert "<strong>Linus</strong> answered" in message.get_body(preferencelist=("html",)).get_content()
+    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    link = message["List-Unsubscribe"].strip().strip("<>").replace("http://localhost", "http://127.0.0.1")
+
+    page = new_page(script=False)
+    page.goto(link)
+    page.click("button:has-text('Stop the e-mails')")
+    page.wait_for_selector("h1:has-text('No more e-mails about this poll')")
+    sign_in(page, served, poll["id"])
+    assert "No e-mails about answers and comments." in page.inner_text("main")
+    page.click("button:has-text('E-mail the organizer about answers')")
+    page.wait_for_selector("text=You will be e-mailed about answers and comments.")
