@@ -37,6 +37,7 @@ TARGETS = ("bare", "get", "list", "post")
 def child(target: str, requests: int, ready: Path, go: Path) -> None:
     """Set up, warm up, say `ready`, wait for `go` (counting on), run the requests, exit."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("EMAIL_URL", "consolemail://")  # no e-mail is sent
     os.environ.setdefault("DATABASE_URL", f"sqlite:///{tempfile.mkdtemp(prefix='bench-')}/db.sqlite3")
     os.environ.setdefault("REDIS_URL", "")
     os.environ["LOG_LEVEL"] = "WARNING"

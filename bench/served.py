@@ -209,7 +209,8 @@ def prepare(name: str, workdir: Path, *, postgres_url: str, redis_url: str, base
     database made afresh) and wrk scripts: (env, ids, {method: script})."""
     env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(free_port()), "PYTHONPATH": str(base_dir),
            "DJANGO_SETTINGS_MODULE": "config.settings", "BENCH_BODY_FILE": str(workdir / "body.json"),
-           "RATELIMIT_PER_MINUTE": str(10**9), "RATELIMIT_PER_DAY": str(10**9)}
+           "RATELIMIT_PER_MINUTE": str(10**9), "RATELIMIT_PER_DAY": str(10**9),
+           "EMAIL_URL": os.environ.get("EMAIL_URL") or "consolemail://"}  # no e-mail is sent
     if name == "sqlite":
         env.update(DATABASE_URL=f"sqlite:///{workdir}/db.sqlite3", REDIS_URL="", CELERY_BROKER_URL="",
                    WEBHOOKS_DISPATCH="embedded")

@@ -242,7 +242,10 @@ PAGES_GRID_PAGE_SIZE = env.int("PAGES_GRID_PAGE_SIZE", default=15)
 PAGE_PATH_PREFIXES = ("/invite/", "/poll/")
 CSRF_FAILURE_VIEW = "pages.views.csrf_failure"  # the pages' own 403; the back office keeps Django's
 # E-mail (organizers' sign-in links): EMAIL_URL as django-environ reads it, e.g.
-# smtp+tls://user:password@smtp.example.com:587; the console by default (bin/serve prints it).
+# smtp+tls://user:password@smtp.example.com:587. Unset, e-mails would go to the console, the
+# log's own output, sign-in links and addresses included: a web process with DEBUG off then
+# refuses to start (config/wsgi.py). bin/serve sets consolemail:// (it prints them).
+EMAIL_URL_SET = bool(env.str("EMAIL_URL", default=""))
 globals().update(env.email_url("EMAIL_URL", default="consolemail://"))
 # Seconds the SMTP backend waits on the mail server (the sending runs after the page answered).
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
@@ -276,10 +279,13 @@ METRICS_COLLECTORS = ["webhooks.metrics.outbox"]
 # One access line per request for /static/ files (the back office's and /docs' assets) too;
 # off by default, they would drown the API's lines.
 LOG_STATIC_REQUESTS = env.bool("LOG_STATIC_REQUESTS", default=False)
+# Paths whose next segment is a secret (pages/urls.py: an answer's edit link, an organizer's
+# sign-in link): every log line writes it `[redacted]`, as it does e-mail addresses.
+LOG_SECRET_PATHS = [r'/invite/[^/\s"]+/edit/', r'/poll/[^/\s"]+/sign-in/']
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "core.logging.JsonFormatter"}},
+    "formatters": {"json": {"()": "core.logging.JsonFormatter", "secret_paths": LOG_SECRET_PATHS}},
     # The request's (or task's) request_id and trace_id on every line (core.logging.bind).
     "filters": {"context": {"()": "core.logging.ContextFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["context"]}},

@@ -1,7 +1,14 @@
 """Test settings: the normal settings, made deterministic. DATABASE_URL and REDIS_URL still
 come from the environment so that CI runs the suite against PostgreSQL and Redis too."""
 
-from config.settings import *  # noqa: F401,F403
+import os
+
+# The console, as before EMAIL_URL became required of a web process with DEBUG off: the tests'
+# own servers (subprocesses, which inherit it) send no e-mail anyone reads; pytest-django
+# keeps the in-process ones in its outbox.
+os.environ.setdefault("EMAIL_URL", "consolemail://")
+
+from config.settings import *  # noqa: E402,F401,F403
 
 MODERATION_WORDS = ["badword", "rude phrase"]
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405

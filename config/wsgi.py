@@ -2,6 +2,7 @@ import os
 from io import BytesIO
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.wsgi import get_wsgi_application
 from gevent import Timeout
@@ -12,6 +13,11 @@ from core.dbguard import NO_SLOT, REFUSED, RequestDeadline
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_application = get_wsgi_application()
+if not (settings.EMAIL_URL_SET or settings.DEBUG):
+    raise ImproperlyConfigured(
+        "EMAIL_URL is not set: organizers' sign-in e-mails, links included, would be written to the console, "
+        "the log's own output. Set EMAIL_URL (smtp+tls://user:password@host:587, docs/deploy.md), or "
+        "EMAIL_URL=consolemail:// to print them anyway.")
 
 
 class ApiHandler(WSGIHandler):

@@ -60,11 +60,34 @@ def timestamp(created: float) -> str:
     return datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+# An e-mail address anywhere in a line (a message, a field, an exception's text).
+_EMAIL = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
+REDACTED = "[redacted]"
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time (UTC, milliseconds), level, logger, message and any
-    `extra` or bound fields."""
+    `extra` or bound fields.
+
+    No line carries a secret: the last segment of a path matching one of `secret_paths`
+    (regular expressions of the path before it: settings.LOG_SECRET_PATHS, an edit link's or
+    a sign-in link's token) and every e-mail address are written `[redacted]`, in whichever
+    field they are."""
+
+    def __init__(self, *args, secret_paths=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.secret_path = (re.compile("(" + "|".join(f"(?:{pattern})" for pattern in secret_paths) + r""")[^/\s"'?#<>\\]+""")
+                            if secret_paths else None)
 
     def format(self, record):
+        return self.redact(self.line(record))
+
+    def redact(self, line: str) -> str:
+        if self.secret_path is not None:
+            line = self.secret_path.sub(rf"\1{REDACTED}", line)
+        return _EMAIL.sub(REDACTED, line) if "@" in line else line
+
+    def line(self, record) -> str:
         entry = {
             "time": timestamp(record.created),
             "level": record.levelname,

@@ -94,10 +94,8 @@ def _edit_links(poll: Poll, email: str, language: str | None) -> None:
 def send_sign_in_link(*, to: str, poll: Poll, token: str) -> None:
     link = f"{settings.APP_URL}/poll/{poll.pk}/sign-in/{token}"
     minutes = int(SIGN_IN_VALID.total_seconds() // 60)
-    # A title stored before control characters were refused must not stop the e-mail: a line
-    # break in a header is refused by Django (BadHeaderError).
-    subject = f"Sign in to manage “{one_line(poll.title)}”"
-    body = (f"Hello,\n\nsomeone (hopefully you) asked to manage the poll “{one_line(poll.title)}”.\n"
+    subject = f"Sign in to manage “{poll.title}”"
+    body = (f"Hello,\n\nsomeone (hopefully you) asked to manage the poll “{poll.title}”.\n"
             f"Open this link within {minutes} minutes to sign in; it works once:\n\n{link}\n\n"
             "If you did not ask for it, ignore this e-mail: nothing happens without the link.\n")
     in_background(_send, subject, body, to, poll.pk)
@@ -119,6 +117,8 @@ def send_edit_links(*, to: str, poll: Poll, links: list[tuple[str, str]], replac
 
 def _send(subject: str, body: str, to: str, poll_id: str, failure: str = "sign-in e-mail not sent") -> None:
     try:
-        send_mail(subject, body, None, [to])
+        # One line: a title stored before control characters were refused must not stop the
+        # e-mail (Django refuses a line break in a header: BadHeaderError).
+        send_mail(one_line(subject), body, None, [to])
     except Exception:  # noqa: BLE001 - the page has answered; the person may ask again
         logger.exception(failure, extra={"poll_id": poll_id})

@@ -34,7 +34,7 @@ def serve(folder: Path, **settings: str):
     whole process group, at the end."""
     port = free_port()
     env = {key: value for key, value in os.environ.items()
-           if key not in ("REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "APP_URL", "CDN_URL")}
+           if key not in ("REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "APP_URL", "CDN_URL", "EMAIL_URL")}
     env.update(PORT=str(port), HOST="127.0.0.1", DATABASE_URL=f"sqlite:///{folder / 'db.sqlite3'}",
                WEBHOOKS_ALLOW_PRIVATE_URLS="true", LOG_LEVEL="WARNING", WEB_CONCURRENCY="1", **settings)
     log = open(folder / "serve.log", "w+")

@@ -68,9 +68,13 @@ def test_a_title_stored_with_a_line_break_still_sends_the_link(make_poll, organi
     Poll.objects.filter(pk=poll["id"]).update(title="Team\r\nBcc: all@example.com\x85\u2028lunch")
     response = ask_link(Client(), poll, organizer_email)
     assert response.status_code == 200 and "sign-in e-mail not sent" not in caplog.text
-    [message] = mailoutbox
-    assert message.subject == "Sign in to manage “Team Bcc: all@example.com lunch”"
-    assert message.message()["Bcc"] is None and not message.bcc  # no header smuggled in
+    answer(Client(), poll, {}, name="Ada", email="ada@example.com")  # the edit link's e-mail
+    assert "not sent" not in caplog.text
+    sign_in_mail, edit_link_mail = mailoutbox
+    assert sign_in_mail.subject == "Sign in to manage “Team Bcc: all@example.com lunch”"
+    assert edit_link_mail.to == ["ada@example.com"] and "Team Bcc: all@example.com lunch" in edit_link_mail.subject
+    for message in mailoutbox:
+        assert message.message()["Bcc"] is None and not message.bcc  # no header smuggled in
 
 def test_another_address_gets_the_same_answer_and_no_mail(make_poll, organizer_email, mailoutbox, space):
     poll = make_poll()

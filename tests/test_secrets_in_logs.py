@@ -1,0 +1,165 @@
+"""No secret in the logs or the metrics: a run through every API operation and every page,
+refusals and failures included, logged at INFO by the service's own handler, holds none of
+the API keys, webhook secrets, edit tokens, sign-in tokens and e-mail addresses it made; and a
+web process without EMAIL_URL (whose console would print sign-in links) refuses to start."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings as django_settings
+from django.test import Client
+
+from conftest import Api, _routes, openapi_document
+from pages import mail
+from pages import views as page_views
+from pages.tests.conftest import answer, csrf
+from tests.test_logs import Lines
+from webhooks.tests.fixtures import run_worker
+
+
+@pytest.fixture
+def every_line(caplog, settings, monkeypatch):
+    """Everything the service's log handler writes, at INFO for every logger (and e-mails
+    sent before the request returns, for the test to read their links)."""
+    monkeypatch.setattr(mail, "in_background", lambda function, *args: function(*args))
+    caplog.set_level("INFO")
+    for name in dir(django_settings):
+        if name.startswith("PAGES_") and "LIMIT" in name:
+            setattr(settings, name, (100_000, 1_000_000))  # the pages' throttles out of the way
+    lines = Lines()
+    lines.attach()
+    yield lines
+    for handler, stream in reversed(lines.restore):
+        handler.setStream(stream)
+
+
+class Covering(Api):
+    """The schema-checked API client, noting each (method, path template) it called."""
+
+    def __init__(self, key):
+        super().__init__(key)
+        self.called = set()
+
+    def request(self, method, path, body=None, **kwargs):
+        response = super().request(method, path, body, **kwargs)
+        path = path.split("?")[0]
+        self.called.update((method.lower(), template) for pattern, template, _ in _routes() if pattern.match(path))
+        return response
+
+
+def operations() -> set[tuple[str, str]]:
+    return {(method, template) for template, methods in openapi_document()["paths"].items()
+            for method in methods if method in ("get", "post", "patch", "put", "delete")}
+
+
+def link(message, pattern: str) -> str:
+    return re.search(pattern, message.body).group(0)
+
+
+def test_a_run_through_every_operation_and_page_logs_no_secret(
+        make_space, receiver, local_urls, mailoutbox, every_line, monkeypatch, client):
+    space, key = make_space()
+    owner = space.owner.email
+    api = Covering(key)
+    secrets = {"API key": key, "owner's e-mail": owner}
+    receiver.expect_request("/hook").respond_with_data("ok")
+
+    # --- The API: every operation of the OpenAPI document, and refusals.
+    api.get("/v1/openapi")
+    poll = api.post("/v1/polls", {"title": "Team lunch", "kind": "date", "organizer": {"email": owner},
+                                  "options": [{"date": "2030-05-02"}, {"date": "2030-05-03"}]}).body["data"]
+    pid = poll["id"]
+    for path in ("/v1/polls", f"/v1/polls/{pid}", f"/v1/polls/{pid}/results", f"/v1/polls/{pid}/participants"):
+        assert api.get(path).status_code == 200
+    created = api.post("/v1/webhooks", {"url": receiver.url_for("/hook")}).body["data"]
+    secrets["webhook secret"] = created["secret"]
+    wid = created["id"]
+    api.get("/v1/webhooks")
+    api.get(f"/v1/webhooks/{wid}")
+    api.patch(f"/v1/webhooks/{wid}", {"enabled": True})
+    secrets["rotated webhook secret"] = api.post(f"/v1/webhooks/{wid}/rotate-secret").body["data"]["secret"]
+    api.post(f"/v1/webhooks/{wid}/ping")
+    run_worker()
+    api.get(f"/v1/webhooks/{wid}/deliveries")
+    assert api.get("/v1/polls", key=key[:-1] + ("x" if key[-1] != "x" else "y")).status_code == 401
+    api.get(f"/v1/polls/{owner}")  # an address in a path
+    api.post("/v1/polls", {"title": "x", "kind": "date", "organizer": {"email": "stranger@example.net"},
+                           "options": [{"date": "2030-05-02"}]})
+    secrets["stranger's e-mail"] = "stranger@example.net"
+
+    # --- The invite page: answer with an address, the e-mailed edit link, comments, "send me my link".
+    api.post("/v1/polls", {"title": "x", "kind": "date", "options": [{"date": "2030-05-02"}]})
+    pages_poll = api.post("/v1/polls", {"title": "Dinner", "kind": "date", "disableComments": False,
+                                        "options": [{"date": "2030-05-02"}]}).body["data"]
+    page = f"/invite/{pages_poll['id']}"
+    visitor = Client(enforce_csrf_checks=True)
+    response = answer(visitor, pages_poll, {pages_poll["options"][0]["id"]: "yes"}, name="Ada",
+                      email="ada@example.org")
+    assert response.status_code == 302
+    secrets["participant's e-mail"] = "ada@example.org"
+    edit = link(mailoutbox[-1], r"/invite/\S+/edit/[A-Za-z0-9_-]+")
+    secrets["edit token"] = edit.rsplit("/", 1)[1]
+    fresh = Client(enforce_csrf_checks=True)
+    assert fresh.get(edit).status_code == 200
+    fresh.post(edit, {"action": "update", "name": "Ada"})  # no CSRF token: refused, and logged
+    fresh.get(edit + "/more")  # the HTML 404 under the link
+    with monkeypatch.context() as patched:
+        patched.setattr(page_views, "render_invite", lambda *a, **k: 1 / 0)
+        assert Client().get(edit).status_code == 500  # a crash under the link is logged
+    visitor.post(f"{page}/comments", {"csrfmiddlewaretoken": csrf(visitor, page), "name": "Ada", "text": "Hi"})
+    visitor.post(f"{page}/send-link", {"csrfmiddlewaretoken": csrf(visitor, page), "email": "ADA@example.org"})
+    secrets["new edit token"] = link(mailoutbox[-1], r"/invite/\S+/edit/[A-Za-z0-9_-]+").rsplit("/", 1)[1]
+    participant = api.get(f"/v1/polls/{pages_poll['id']}/participants").body["data"][0]["id"]
+    api.get(f"/v1/polls/{pages_poll['id']}/participants/{participant}")
+    visitor.post(f"{page}/send-link", {"csrfmiddlewaretoken": csrf(visitor, page), "email": "nobody@example.org"})
+    secrets["unknown visitor's e-mail"] = "nobody@example.org"
+
+    # --- The organizer's page: the sign-in link, actions, the CSV, the calendar file, sign-out.
+    organizer = Client(enforce_csrf_checks=True)
+    manage = f"/poll/{pages_poll['id']}"
+    organizer.post(f"{manage}/sign-in", {"csrfmiddlewaretoken": csrf(organizer, manage), "email": owner})
+    sign_in = link(mailoutbox[-1], r"/poll/\S+/sign-in/[A-Za-z0-9_-]+")
+    secrets["sign-in token"] = sign_in.rsplit("/", 1)[1]
+    confirm = organizer.get(sign_in)
+    assert organizer.post(sign_in, {"csrfmiddlewaretoken": confirm.context["csrf_token"]}).status_code == 302
+    assert Client().get(sign_in).status_code == 403  # used: a dead link, logged too
+    token = csrf(organizer, manage)
+    for data in ({"action": "edit", "title": "Dinner at Ada's"}, {"action": "close"}, {"action": "reopen"},
+                 {"action": "schedule", "option": pages_poll["options"][0]["id"], "confirmed": "yes"}):
+        organizer.post(f"{manage}/act", {"csrfmiddlewaretoken": token, **data})
+    organizer.get(f"{manage}/confirm?action=cancel")
+    assert organizer.get(f"{manage}/answers.csv").status_code == 200
+    Client().get(f"{page}/event.ics")
+    organizer.post(f"{manage}/sign-out", {"csrfmiddlewaretoken": token})
+    api.delete(f"/v1/webhooks/{wid}")
+    api.delete(f"/v1/polls/{pid}")
+
+    missing = operations() - api.called
+    assert not missing, f"operations the run did not call: {sorted(missing)}"
+    metrics = client.get("/metrics").content.decode()
+    lines = every_line.stream.getvalue()
+    paths = re.findall(r'"path": "([^"]+)"', lines)
+    assert f"/invite/{pages_poll['id']}/edit/[redacted]" in paths and f"/poll/{pages_poll['id']}/sign-in/[redacted]" in paths
+    assert "page crashed" in lines and "Forbidden (CSRF" in lines  # the lines that once carried them
+    assert len(lines.splitlines()) > 40
+    for name, secret in secrets.items():
+        for text, where in ((lines, "the log"), (metrics, "/metrics")):
+            assert secret.lower() not in text.lower(), f"{name} in {where}"
+
+
+@pytest.mark.parametrize(("environment", "starts"), [
+    ({}, False), ({"DEBUG": "true"}, True), ({"EMAIL_URL": "consolemail://"}, True),
+    ({"EMAIL_URL": "smtp+tls://user:password@mail.example.com:587"}, True),
+])
+def test_a_web_process_without_email_url_refuses_to_start_unless_debug(tmp_path, environment, starts):
+    env = {name: value for name, value in os.environ.items() if name not in ("EMAIL_URL", "DEBUG")}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+               **environment)
+    done = subprocess.run([sys.executable, "-c", "import config.wsgi"], cwd=django_settings.BASE_DIR, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode == 0) == starts, done.stderr
+    if not starts:
+        assert "EMAIL_URL is not set" in done.stderr
