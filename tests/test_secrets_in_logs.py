@@ -163,3 +163,20 @@ def test_a_web_process_without_email_url_refuses_to_start_unless_debug(tmp_path,
     assert (done.returncode == 0) == starts, done.stderr
     if not starts:
         assert "EMAIL_URL is not set" in done.stderr
+
+
+def test_the_documented_filemail_url_writes_to_its_absolute_folder(tmp_path):
+    """docs/app.md's `filemail:` example, with this test's folder as its absolute path: the
+    e-mail lands there (django-environ reads `filemail:///path` as the relative `path`)."""
+    documented = re.search(r"`(filemail:/+)abs/path/to/folder`", (django_settings.BASE_DIR / "docs" / "app.md").read_text())
+    url = documented.group(1) + str(tmp_path / "mail").lstrip("/")
+    env = {name: value for name, value in os.environ.items() if name != "EMAIL_URL"}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+               EMAIL_URL=url)
+    script = ("import django; django.setup(); from django.core.mail import send_mail; "
+              "send_mail('Hello', 'Body', None, ['ada@example.com'])")
+    done = subprocess.run([sys.executable, "-c", script], cwd=django_settings.BASE_DIR, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    [written] = (tmp_path / "mail").iterdir()
+    assert "Subject: Hello" in written.read_text()
