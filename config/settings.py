@@ -280,8 +280,9 @@ METRICS_COLLECTORS = ["webhooks.metrics.outbox"]
 # off by default, they would drown the API's lines.
 LOG_STATIC_REQUESTS = env.bool("LOG_STATIC_REQUESTS", default=False)
 # Paths whose next segment is a secret (pages/urls.py: an answer's edit link, an organizer's
-# sign-in link): every log line writes it `[redacted]`, as it does e-mail addresses.
-LOG_SECRET_PATHS = [r'/invite/[^/\s"]+/edit/', r'/poll/[^/\s"]+/sign-in/']
+# sign-in and unsubscribe links): every log line writes it `[redacted]`, as it does e-mail
+# addresses.
+LOG_SECRET_PATHS = [r'/invite/[^/\s"]+/edit/', r'/poll/[^/\s"]+/(?:sign-in|unsubscribe)/']
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

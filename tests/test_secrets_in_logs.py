@@ -134,6 +134,11 @@ def test_a_run_through_every_operation_and_page_logs_no_secret(
     assert organizer.get(f"{manage}/answers.csv").status_code == 200
     Client().get(f"{page}/event.ics")
     organizer.post(f"{manage}/sign-out", {"csrfmiddlewaretoken": token})
+    from pages.notices import unsubscribe_token
+
+    secrets["unsubscribe token"] = unsubscribe_token(pages_poll["id"])
+    assert Client().get(f"{manage}/unsubscribe/{secrets['unsubscribe token']}").status_code == 200
+    Client().post(f"{manage}/unsubscribe/{secrets['unsubscribe token']}")
     api.delete(f"/v1/webhooks/{wid}")
     api.delete(f"/v1/polls/{pid}")
 
