@@ -114,14 +114,14 @@ def big_poll(space, options: int, participants: int):
 
 def other_polls(count: int, options: int = 10, chunk: int = 2000) -> None:
     """`count` polls of `options` options each in another space, stored in bulk
-    (core.rows.store, no events): the other tenants of a service in use. On a nearly empty
+    (bulk_create, no events): the other tenants of a service in use. On a nearly empty
     polls table PostgreSQL plans the foreign-key check of each new option (its poll, by id)
     as a sequential scan, and keeps that plan while the table grows, until autovacuum next
     analyzes it: a `POST /v1/polls` on a fresh database then reads every poll once per
     option created."""
+    from django.db import transaction
     from django.utils import timezone
 
-    from core import rows
     from polls.models import Option, Poll
 
     if not count:
@@ -130,11 +130,13 @@ def other_polls(count: int, options: int = 10, chunk: int = 2000) -> None:
     now = timezone.now()
     starts = [FIRST_SLOT + timedelta(minutes=30 * n) for n in range(options)]
     for first in range(0, count, chunk):
-        polls = [rows.new(Poll, space=space, organizer=space.owner, title="Another space's poll", kind="time",
-                          time_zone="Europe/Berlin", created_at=now, updated_at=now)
+        polls = [Poll(space=space, organizer=space.owner, title="Another space's poll", kind="time",
+                      time_zone="Europe/Berlin", created_at=now, updated_at=now)
                  for _ in range(min(chunk, count - first))]
-        rows.store(polls, [rows.new(Option, poll=poll, start_time=start, duration=30)
-                           for poll in polls for start in starts])
+        with transaction.atomic():
+            Poll.objects.bulk_create(polls)
+            Option.objects.bulk_create([Option(poll=poll, start_time=start, duration=30)
+                                        for poll in polls for start in starts], batch_size=5000)
 
 
 def bench_space(name: str = "Bench"):

@@ -8,7 +8,6 @@ import functools
 from datetime import datetime
 
 from django.core import signing
-from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
 from core.errors import ServiceError
@@ -57,5 +56,7 @@ def keyset_page(queryset, *, salt: str, limit: int, cursor: str | None) -> tuple
     after = cursor_position(cursor, salt=salt)
     if after is not None:
         created_at, row_id = after
-        queryset = queryset.filter(Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lt=row_id))
+        # One range of the index on (created_at, id) from the cursor on: the rows at the
+        # cursor's instant up to its id left out (an OR of the two cases is no range).
+        queryset = queryset.filter(created_at__lte=created_at).exclude(created_at=created_at, pk__gte=row_id)
     return page_of(list(queryset[: limit + 1]), salt=salt, limit=limit)

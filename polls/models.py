@@ -125,11 +125,10 @@ class Participant(models.Model):
     email = models.EmailField(max_length=EMAIL_MAX_LENGTH, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
-    #: The participant's `yes` and `ifNeedBe` votes, a character each naming the option by its
-    #: place in display order and the type (polls.queries.ANSWER_OFFSETS), in no particular
-    #: order: what the participant list shows, kept with the votes in the same transaction
-    #: (polls/services/tallies.py) so that the list reads one row per participant, never its
-    #: votes.
+    #: The participant's `yes` and `ifNeedBe` votes as tokens naming their options by id
+    #: (polls/answers.py): what the participant list shows, kept with the votes in the same
+    #: transaction (polls/services/tallies.py) so that the list reads one row per participant,
+    #: never its votes.
     answers = models.TextField(default="", blank=True, editable=False)
 
     class Meta:

@@ -11,10 +11,8 @@ from typing import NamedTuple
 
 from django.db.models import Prefetch
 
-from core.paging import cursor_position, page_of
-from core.rows import Rider, RowsRider
-from polls import queries
-from polls.models import Comment, Option, Participant, Poll, Vote
+from core.paging import keyset_page
+from polls.models import Comment, Option, Participant, Poll, Tally, Vote
 from polls.spans import Span, option_span
 from spaces.models import Space
 
@@ -36,49 +34,39 @@ def _can_be_poll_id(poll_id: str) -> bool:
 def get_poll(space: Space, poll_id: str) -> Poll | None:
     if not _can_be_poll_id(poll_id):
         return None  # no query needed
-    return queries.live_poll(space.pk, poll_id)  # live_polls(space).filter(pk=poll_id), without the ORM's SQL building
+    return live_polls(space).filter(pk=poll_id).first()
 
 
-def poll_rider(poll_id: str) -> Rider | None:
-    """The poll as a row for `presenters.poll` (what `get_poll` gives as a model instance,
-    without its options: `poll_options`), read in the key lookup's statement
-    (core.rows.Rider, `ApiView.read_with_key`): None when `get_poll` gives None. None, and no
-    rider, when `poll_id` cannot be a poll's."""
-    return queries.poll_rider(poll_id) if _can_be_poll_id(poll_id) else None
-
-
-def poll_options(poll_ids: list[str]) -> dict[str, tuple]:
-    """The options of these polls as rows for `presenters.poll`, by poll id (one query)."""
-    return queries.options_of(poll_ids)
+def poll_options(poll_ids: list[str]) -> dict[str, list]:
+    """The options of these polls as rows (`poll_id`, `id`, `date`, `start_time`,
+    `duration`), in display order, by poll id (one query; none without polls)."""
+    found: dict[str, list] = {poll_id: [] for poll_id in poll_ids}
+    if found:
+        options = Option.objects.filter(poll_id__in=found).values_list("poll_id", "id", "date", "start_time", "duration",
+                                                                        named=True)
+        for option in options:
+            found[option.poll_id].append(option)
+    return found
 
 
 # --- The poll list ----------------------------------------------------------------------
 
 
-def list_polls(
-    space: Space, *, status: str | None, limit: int, cursor: str | None, ridden: list | None = None
-) -> tuple[list, str | None]:
+def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | None) -> tuple[list, str | None]:
     """One page, newest first (createdAt, then id, descending); keyset paging so that polls
-    created or deleted meanwhile never make another poll skip or repeat. The polls are rows
-    for `presenters.poll` (queries.poll_page; their options: `poll_options`). `ridden`: the
-    rows `list_rider` read with the key, for the same arguments, if it did."""
-    salt = f"polls.cursor.{space.pk}"  # bound to the space: a cursor issued to one is refused in another
-    if ridden is None:
-        after = cursor_position(cursor, salt=salt)
-        ridden = queries.poll_page(space.pk, status=status, after=after, count=limit + 1)
-    return page_of(ridden, salt=salt, limit=limit)
-
-
-def list_rider(*, status: str | None, limit: int, cursor: str | None) -> RowsRider | None:
-    """The rows of `list_polls` for these arguments, read in the key lookup's statement
-    (core.rows.RowsRider, `ApiView.read_with_key`) where that saves a round trip
-    (PostgreSQL). The first page only: a cursor is checked against the key's space first."""
-    return None if cursor else queries.page_rider(status=status, count=limit + 1)
+    created or deleted meanwhile never make another poll skip or repeat. The polls come with
+    their organizer (one query; their options: `poll_options`)."""
+    polls = Poll.objects.filter(space=space, deleted_at__isnull=True).select_related("organizer")
+    if status:
+        polls = polls.filter(status=status)
+    # Bound to the space: a cursor issued to one is refused in another.
+    return keyset_page(polls, salt=f"polls.cursor.{space.pk}", limit=limit, cursor=cursor)
 
 
 # --- Results, participants and availability ----------------------------------------------
 
-AVAILABLE_TYPES = queries.AVAILABLE_TYPES  # vote type -> span modifiers
+#: Vote types that make an availability span, and the span's modifiers.
+AVAILABLE_TYPES = {Vote.YES: [], Vote.IF_NEED_BE: [Vote.IF_NEED_BE]}
 _PARTICIPANT_ID = re.compile(r"[a-z0-9]{1,30}")
 
 
@@ -96,7 +84,7 @@ class OptionResult:
     """One option with its counts: (vote type, count) for every type the poll shows, in
     display order; `score` ranks the options (higher is better)."""
 
-    option: Option  # or an option row (`poll_options`): what `poll_results` was given
+    option: Option  # or an option row (`poll_options`)
     votes: list[tuple[str, int]]
     score: int
     is_top_choice: bool
@@ -104,7 +92,7 @@ class OptionResult:
 
 @dataclass(frozen=True, slots=True)
 class PollResults:
-    poll: Poll  # or a poll row (`poll_row`): what `poll_results` was given
+    poll: Poll
     options: list[OptionResult]
     high_score: int
 
@@ -112,21 +100,19 @@ class PollResults:
 def poll_tallies(poll_id: str) -> list[tuple[str, str, int]]:
     """`(option id, vote type, count)` of the poll's tallies above zero, in no particular
     order (what `poll_results` counts from; one query)."""
-    return queries.tallies_of(poll_id)
+    return list(Tally.objects.filter(poll_id=poll_id, count__gt=0).values_list("option_id", "type", "count"))
 
 
 def poll_results(poll, options: Sequence | None = None, tallies: list | None = None) -> PollResults:
     """The counts of a poll, counted from its tallies: one query reading a row per option and
     vote type, whatever the number of participants. `poll`: from `get_poll` (options
-    prefetched), or a row of `poll_row` with its `options` (rows of `poll_options`, in
-    display order), which cost far less than model instances (making 100 Option instances
-    was half of `GET .../results`).
+    prefetched), or with its `options` given (rows of `poll_options`, in display order).
     `tallies`: those `poll_tallies` gave for the poll, when already read.
     Other vote types than the built-in ones come in order of first appearance reading the
     options in display order (then by name within one option)."""
     options = list(poll.options.all()) if options is None else options
     position = {option.id: index for index, option in enumerate(options)}
-    rows = queries.tallies_of(poll.id) if tallies is None else tallies
+    rows = poll_tallies(poll.id) if tallies is None else tallies
     counts: dict[tuple[str, str], int] = {}
     for option_id, kind, n in sorted(rows, key=lambda row: (position[row[0]], row[1])):
         counts[option_id, kind] = n
@@ -187,14 +173,15 @@ def _availability(poll: Poll, participants: list[str]) -> dict[str, list[Availab
 
 
 _BY_POSITION = attrgetter("position")
-_PARTICIPANT_FIELDS = queries.PARTICIPANT_FIELDS
+_PARTICIPANT_FIELDS = ("id", "name", "email", "created_at")
 
 
 def participant_rows(poll_id: str) -> list[tuple]:
-    """The participants of a live poll (`get_poll`, `poll_rider`), oldest first, with their
-    `yes` and `ifNeedBe` answers in one string each (`queries.participant_answers`): one
-    query reading no vote, for the participant list of any size (polls/encoding.py)."""
-    return queries.participant_answers(poll_id)
+    """The participants of a live poll (`get_poll`), oldest first, as `(id, name, email,
+    created_at, answers)`: their `yes` and `ifNeedBe` answers in one string each
+    (`Participant.answers`): one query reading no vote, for the participant list of any size
+    (polls/encoding.py)."""
+    return list(Participant.objects.filter(poll_id=poll_id).values_list(*_PARTICIPANT_FIELDS, "answers"))
 
 
 def poll_participant(poll: Poll, participant_id: str) -> ParticipantRow | None:

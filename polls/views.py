@@ -1,9 +1,7 @@
-from django.core.exceptions import SuspiciousOperation
 from django.db import connection
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, PolymorphicProxySerializer, extend_schema
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from core.api import shapes
@@ -49,17 +47,6 @@ class PollListQuery(PageQuery):
 class PollCollectionView(IdempotentCreate, ApiView):
     query_methods = ("get",)
 
-    def read_with_key(self, request):
-        if request.method == "POST":
-            return webhook_selectors.enabled_rider()
-        if request.method != "GET":
-            return None
-        try:
-            params = page_query(request, PollListQuery)
-        except (ValidationError, SuspiciousOperation):
-            return None  # refused by `get`, after the checks that come before it
-        return selectors.list_rider(status=params.get("status"), limit=params["limit"], cursor=params.get("cursor"))
-
     @extend_schema(
         operation_id="listPolls",
         summary="List polls",
@@ -78,9 +65,9 @@ class PollCollectionView(IdempotentCreate, ApiView):
         params = page_query(request, PollListQuery)
         polls, next_cursor = selectors.list_polls(
             request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor"),
-            ridden=request.auth.ridden,  # selectors.list_rider's rows, read with the key (read_with_key)
         )
-        return json_response({"data": encoding.encoded_polls(polls, selectors.poll_options), "nextCursor": next_cursor})
+        options = selectors.poll_options([poll.id for poll in polls])
+        return json_response({"data": [presenters.poll(poll, options[poll.id]) for poll in polls], "nextCursor": next_cursor})
 
     @extend_schema(
         operation_id="createPoll",
@@ -104,10 +91,9 @@ class PollCollectionView(IdempotentCreate, ApiView):
             arguments = create_poll_arguments(validated_poll_input(body))
 
             def create() -> dict:
+                space = request.auth.space
                 poll, options = services.create_poll(
-                    space=request.auth.space, **arguments,
-                    # webhook_selectors.enabled_rider's answer, read with the key (read_with_key)
-                    endpoints_enabled=request.auth.ridden is not False,
+                    space=space, **arguments, endpoints_enabled=webhook_selectors.has_enabled_endpoint(space.pk),
                 )
                 return {"data": presenters.poll(poll, options)}
 
@@ -116,23 +102,7 @@ class PollCollectionView(IdempotentCreate, ApiView):
         return self.create_idempotently(request, "createPoll", validate)
 
 
-class PollReadView(ApiView):
-    """A view of one poll (`pollId`) whose `GET` reads the poll's row in the key's statement
-    (`selectors.poll_rider`, core.rows.Rider): one round trip for both."""
-
-    def read_with_key(self, request):
-        return selectors.poll_rider(self.kwargs["pollId"]) if request.method == "GET" else None
-
-    @staticmethod
-    def ridden_poll(request):
-        """The poll read with the key, or POLL_NOT_FOUND (none of the key's space, or deleted)."""
-        poll = request.auth.ridden
-        if poll is None:
-            raise PollNotFound()
-        return poll
-
-
-class PollDetailView(PollReadView):
+class PollDetailView(ApiView):
     @extend_schema(
         operation_id="getPoll",
         summary="Get a poll",
@@ -144,8 +114,7 @@ class PollDetailView(PollReadView):
         examples=examples.ONE,
     )
     def get(self, request, pollId):
-        poll = self.ridden_poll(request)
-        return json_response({"data": encoding.encoded_polls([poll], selectors.poll_options)[0]})
+        return json_response({"data": presenters.poll(_get_poll(request, pollId))})
 
     @extend_schema(
         operation_id="deletePoll",
@@ -174,7 +143,7 @@ def _get_poll(request, poll_id: str) -> Poll:
 PARTICIPANT_ID = OpenApiParameter("participantId", OpenApiTypes.STR, OpenApiParameter.PATH, description="Participant id.")
 
 
-class PollResultsView(PollReadView):
+class PollResultsView(ApiView):
     @extend_schema(
         operation_id="getPollResults",
         summary="Get a poll's results",
@@ -185,11 +154,10 @@ class PollResultsView(PollReadView):
         examples=examples.RESULTS_EXAMPLES,
     )
     def get(self, request, pollId):
-        poll = self.ridden_poll(request)
-        return json_response({"data": encoding.encoded_results(poll, selectors.poll_tallies(poll.id), selectors.poll_options)})
+        return json_response({"data": presenters.results(selectors.poll_results(_get_poll(request, pollId)))})
 
 
-class ParticipantCollectionView(PollReadView):
+class ParticipantCollectionView(ApiView):
     @extend_schema(
         operation_id="listParticipants",
         summary="List a poll's participants",
@@ -200,8 +168,8 @@ class ParticipantCollectionView(PollReadView):
         examples=examples.PARTICIPANTS,
     )
     def get(self, request, pollId):
-        poll = self.ridden_poll(request)
-        spans = encoding.answer_spans(poll, selectors.poll_options)
+        poll = _get_poll(request, pollId)
+        spans = encoding.answer_spans(poll.options.all())
         rows = selectors.participant_rows(poll.id)
         body = encoding.participants_json(spans, rows)
         if len(rows) <= encoding.CHUNK:

@@ -29,7 +29,6 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections
 
 from core.redis_commands import Script, shared
-from core.statements import statement_cursor
 from ratelimit import sqlite_counters
 from ratelimit.models import Counter, KeyCounter, LimitOverride
 from ratelimit.windows import DAY, MINUTE, Outcome, Window
@@ -281,7 +280,7 @@ def _counters(sql: str, params: list | dict) -> list[tuple]:
     db = connections[DEFAULT_DB_ALIAS]  # looked up once: each `connection.x` is a lookup and a caught AttributeError
     if db.vendor == "sqlite":
         return sqlite_counters.execute(sql, params)
-    with statement_cursor(db) as cursor:
+    with db.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

@@ -9,10 +9,9 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
 from core.api import errors
-from core.rows import Rider, RowsRider
 from spaces.keys import key_matches, prefix_of
 from spaces.models import ApiKey, Space
-from spaces.queries import key_by_prefix
+from spaces.selectors import key_by_prefix
 
 CHALLENGE = 'Bearer realm="api"'
 INVALID_TOKEN_CHALLENGE = 'Bearer realm="api", error="invalid_token"'
@@ -26,8 +25,6 @@ class ApiClient:
     space: Space
     key: ApiKey
     is_authenticated: bool = True
-    #: What the view's rider read with the key (`ApiView.read_with_key`); None without one.
-    ridden: object = None
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -38,16 +35,14 @@ class ApiKeyAuthentication(BaseAuthentication):
         parts = header.split(" ")
         if len(parts) != 2 or parts[0].lower() != "bearer" or not parts[1]:
             raise errors.InvalidAuthorizationHeader()
-        view = request.parser_context.get("view")
-        rider = view.read_with_key(request) if hasattr(view, "read_with_key") else None
-        key, ridden = authenticate_key(parts[1], rider)
+        key = authenticate_key(parts[1])
         if key is None:
             raise errors.Unauthorized(
                 "The API key is invalid, expired or revoked.",
                 headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
             )
         request._request.space_id = key.space_id  # for the access log
-        client = ApiClient(space=key.space, key=key, ridden=ridden)
+        client = ApiClient(space=key.space, key=key)
         return client, client
 
     def authenticate_header(self, request):
@@ -63,19 +58,18 @@ class HasProSpace(BasePermission):
         return True
 
 
-def authenticate_key(raw: str, rider: Rider | RowsRider | None = None) -> tuple[ApiKey | None, object]:
-    """The active key `raw` names, with its space, owner and subscription, and what `rider`
-    read in the same statement (one query); (None, None) for no active key. The objects may
-    be shared with other requests of the process: read them, never change them."""
+def authenticate_key(raw: str) -> ApiKey | None:
+    """The active key `raw` names, with its space, owner and subscription (one query); None
+    for no active key."""
     prefix = prefix_of(raw)
     if prefix is None:
-        return None, None
+        return None
     now = timezone.now()
-    key, ridden = key_by_prefix(prefix, rider)
+    key = key_by_prefix(prefix)
     if key is None or not _usable(key, raw, now):
-        return None, None
+        return None
     _note_use(key, now)
-    return key, ridden
+    return key
 
 
 def _usable(key: ApiKey, raw: str, now) -> bool:
@@ -90,8 +84,6 @@ def _usable(key: ApiKey, raw: str, now) -> bool:
 def _note_use(key: ApiKey, now) -> None:
     """Record the key's use when the last one recorded is older than the resolution."""
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        # In the database only: the key's object may be shared by the process's requests
-        # (spaces.queries); the next read of its row brings the new value.
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
 
 

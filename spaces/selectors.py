@@ -13,6 +13,12 @@ def get_space(space_id: str) -> Space | None:
     return Space.objects.select_related("owner", "subscription").filter(pk=space_id).first()
 
 
+def key_by_prefix(prefix: str) -> ApiKey | None:
+    """The key with `prefix`, with its space, the space's owner and subscription and the
+    key's creator (one query)."""
+    return ApiKey.objects.select_related("space__owner", "space__subscription", "created_by").filter(prefix=prefix).first()
+
+
 def get_key(key_id: str) -> ApiKey | None:
     return ApiKey.objects.select_related("space").filter(pk=key_id).first()
 

@@ -81,8 +81,7 @@ def test_authentication_comes_before_validation_and_lookup(make_space, method, p
     "query", ["limit=abc", "status=gone", "cursor=forged", "page=2", "&".join(f"a{i}=1" for i in range(1200))]
 )
 def test_a_list_query_is_refused_only_after_the_key_and_pro(make_space, query):
-    # The list reads its first page in the key's statement (polls.views, read_with_key),
-    # parsing the query before the key is checked: a bad query must still come after them.
+    # A bad query comes after the key and Pro checks.
     _, free_key = make_space(pro=False)
     _, key = make_space()
     response = call(f"/v1/polls?{query}", f"Bearer {UNKNOWN_KEY}")

@@ -8,35 +8,17 @@ from django.db.models import Exists, F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from core.paging import keyset_page
-from core.rows import Rider, Table
 from spaces.models import Space
 from webhooks.models import Attempt, Delivery, Endpoint, Event
 
 _ID = re.compile(r"[a-z0-9]{1,30}")
-_LISTENER = Table(Endpoint, "ln")  # an alias of its own: it rides on the key lookup (core.rows.Rider)
 
 
-def _enabled_rider_sql(space: str) -> tuple[str, str]:
-    return (f"EXISTS (SELECT 1 FROM {_LISTENER.table} WHERE {_LISTENER.column('space')} = {space} "
-            f"AND {_LISTENER.column('is_enabled')})"), ""
-
-
-def _ridden_enabled(values) -> bool:
-    return bool(values[0])  # SQLite gives 0 or 1
-
-
-def _no_more_tokens(_) -> tuple:
-    return ()  # a space's endpoints are covered by the space's own token (core.versions.space)
-
-
-_ENABLED_RIDER = Rider(_enabled_rider_sql, [], _ridden_enabled, versions=_no_more_tokens)
-
-
-def enabled_rider() -> Rider:
-    """Whether the key's space has an enabled endpoint, read with the key (an API write's
-    `ApiView.read_with_key`), on the index `endpoint_space_enabled`: False lets the write
-    record its event as fanned out already (`webhooks.services.poll_event(fan_out=False)`)."""
-    return _ENABLED_RIDER
+def has_enabled_endpoint(space_id: str) -> bool:
+    """Whether the space has an enabled endpoint (one query, on `endpoint_space_enabled`):
+    False lets a write record its event as fanned out already
+    (`webhooks.services.poll_event(fan_out=False)`)."""
+    return Endpoint.objects.filter(space_id=space_id, is_enabled=True).exists()
 
 
 def waiting_events() -> QuerySet[Event]:

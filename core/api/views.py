@@ -14,7 +14,6 @@ from rest_framework.views import APIView
 
 from core.api import errors
 from core.maintenance import maintenance_enabled
-from core.rows import Rider, RowsRider
 
 _HANDLER_METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -106,15 +105,6 @@ class ApiView(APIView):
             except APIException as refused:
                 exc = refused
         return super().handle_exception(exc)
-
-    def read_with_key(self, request) -> Rider | RowsRider | None:
-        """A read of this request's to make in the key lookup's statement, one round trip
-        for both (core.rows.Rider, or RowsRider for many rows): its result comes as
-        `request.auth.ridden`, once the key is found. Asked before any check: a read only,
-        whose result the handler uses after all of them passed, and which must not raise
-        (a bad query string is refused by the handler, after the checks). None (the
-        default): nothing rides."""
-        return None
 
     @property
     def default_response_headers(self):

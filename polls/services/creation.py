@@ -6,10 +6,10 @@ from datetime import UTC, date, datetime
 from typing import NamedTuple
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from core import rows
 from core.errors import ServiceError
 from core.ids import grouped_ids
 from polls.generators import Generator, slot_ranges, wall_clock_to_utc
@@ -29,6 +29,7 @@ from polls.services.editing import clean_details
 from polls.services.lifecycle import options_past_at
 from polls.timezones import InvalidTimeZone, canonical_time_zone, get_zone
 from spaces.models import Membership, Space, User
+from webhooks.models import Event
 from webhooks.services import announce, poll_event
 
 
@@ -62,9 +63,9 @@ def create_poll(
     and for every generated one, and `time_zone` (an IANA name; None: floating times).
     `poll_settings` are the five settings by model field name (`require_email`...); those
     left out take the model's default. The organizer is the member with `organizer_email`
-    (any case), else the space owner. `endpoints_enabled=False`: the caller read in this
-    request that the space has no enabled webhook endpoint (`webhooks.selectors.enabled_rider`),
-    so `poll.created` is recorded as fanned out already (`webhooks.services.poll_event`).
+    (any case), else the space owner. `endpoints_enabled=False`: the caller read that the
+    space has no enabled webhook endpoint (`webhooks.selectors.has_enabled_endpoint`), so
+    `poll.created` is recorded as fanned out already (`webhooks.services.poll_event`).
 
     Returns the poll and its options in display order. Raises `ServiceError` (texts, kinds,
     durations, time zone), ORGANIZER_NOT_MEMBER, TOO_MANY_OPTIONS or INAPPROPRIATE_CONTENT
@@ -100,8 +101,7 @@ def create_poll(
         raise InappropriateContent("; ".join(f"{field}: flagged by content moderation" for field in flagged))
 
     now = timezone.now()
-    poll = rows.new(
-        Poll,
+    poll = Poll(
         space=space,
         organizer=organizer,
         **details,
@@ -112,12 +112,15 @@ def create_poll(
         past_at=options_past_at(kind=kind, time_zone=time_zone, options=options),
     )
     # In display order (OPTION_ORDER): the values are unique, so no None is ever compared.
-    options = rows.new_many(Option, (
-        {"id": option_id, "date": day, "start_time": start, "duration": minutes}
+    options = [
+        Option(id=option_id, poll=poll, date=day, start_time=start, duration=minutes)
         for option_id, (day, start, minutes) in zip(grouped_ids(len(options)), sorted(options), strict=True)
-    ), poll=poll)
+    ]
     event = poll_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now, fan_out=endpoints_enabled)
-    rows.store([poll], options, [event])  # all or none; one statement on PostgreSQL
+    with transaction.atomic():  # all or none
+        Poll.objects.bulk_create([poll])
+        Option.objects.bulk_create(options)
+        Event.objects.bulk_create([event])
     announce(event)
     return poll, options
 

@@ -23,7 +23,6 @@ from polls.rules import (
     TITLE_MAX_LENGTH,
 )
 from polls.services.lifecycle import locked_poll, options_past_at, record_change
-from polls.services.tallies import write_answers
 
 DETAILS = ("title", "description", "location", "conferencing")
 TEXT_LIMITS = {"title": TITLE_MAX_LENGTH, "description": DESCRIPTION_MAX_LENGTH, "location": LOCATION_MAX_LENGTH}
@@ -161,8 +160,7 @@ OPTION_FIELDS = ("date", "start_time", "duration")
 
 def _replace_options(poll: Poll, wanted: list[dict]) -> list[Option] | None:
     """Make the poll's options `wanted` (cleaned): at most one query each to delete, add and
-    change, one to read their order and one to write the participants' answers again.
-    Returns the options now, or None when nothing changed."""
+    change. Returns the options now, or None when nothing changed."""
     current = {option.pk: option for option in Option.objects.filter(poll=poll)}
     kept = {item["id"] for item in wanted if "id" in item}
     unknown = sorted(kept - set(current))
@@ -190,8 +188,4 @@ def _replace_options(poll: Poll, wanted: list[dict]) -> list[Option] | None:
         Option.objects.filter(pk__in=removed).delete()
     Option.objects.bulk_create(added)
     Option.objects.bulk_update(changed, OPTION_FIELDS)
-    # Answers name options by their place in display order (services.tallies): written
-    # afresh unless every option kept its place (nothing removed, none moved, any added last).
-    if removed or list(Option.objects.filter(poll=poll).values_list("pk", flat=True)[:len(current)]) != list(current):
-        write_answers(poll)
     return options

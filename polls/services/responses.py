@@ -8,11 +8,12 @@ from django.utils import timezone
 
 from core.errors import ServiceError
 from core.formats import parse_email, text_problem
+from polls.answers import answers_text
 from polls.models import Activity, Participant, Poll, Vote
 from polls.rules import max_length
 from polls.services.lifecycle import locked_poll
 from polls.services.notices import note_activity
-from polls.services.tallies import answers_text, count_votes, option_positions
+from polls.services.tallies import count_votes, option_places
 from webhooks.services import record_event
 
 NAME_MAX_LENGTH = max_length(Participant, "name")
@@ -30,7 +31,7 @@ def clean_response(*, poll: Poll, name: str, email: str | None, votes: dict, cur
 
 
 def _checked_response(*, poll: Poll, name: str, email: str | None, votes: dict, current: dict | None = None) -> tuple:
-    """`clean_response`'s (name, email, votes), and the poll's `option_positions`."""
+    """`clean_response`'s (name, email, votes), and the poll's `option_places`."""
     current = current or {}
     problems = []
     name = (name or "").strip()
@@ -46,7 +47,7 @@ def _checked_response(*, poll: Poll, name: str, email: str | None, votes: dict, 
             parse_email(email)
         except ValueError:
             problems.append(f"email: not a valid e-mail address: {email!r}")
-    positions = option_positions(poll)
+    positions = option_places(poll)
     for option_id, kind in votes.items():
         if option_id not in positions:
             problems.append(f"votes: {option_id!r} is not an option of poll {poll.pk}")

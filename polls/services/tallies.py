@@ -4,76 +4,26 @@ for the participant list) and each poll's participant count (`Poll.participant_c
 for every poll read).
 
 The consistency rule: every service that adds, changes or removes votes calls `count_votes`
-with the difference and stores the participant's `answers_text`, inside its transaction
-and after `locked_poll` (one writer per poll at a time); adding or removing a participant
-moves the poll's count by one in the same transaction (`responses._touch`); answers name
-options by their place in display order (`queries.ANSWER_OFFSETS`), so changing options in
-a way that moves one (removing one, adding one before another, rescheduling one) calls
-`write_answers` after the change; removing an option or a poll removes its tallies with its
-votes (CASCADE). Votes or participants written any other way (a bulk
-load, a hand-made fix) leave tallies, answers and counts wrong until `recount_tallies`
-(`manage.py polls recount`) rebuilds them."""
+with the difference and stores the participant's `answers_text` (polls.answers), inside its
+transaction and after `locked_poll` (one writer per poll at a time); adding or removing a
+participant moves the poll's count by one in the same transaction (`responses._touch`);
+removing an option or a poll removes its tallies with its votes (CASCADE). Answers name
+options by id, so changing options rewrites none. Votes or participants written any other
+way (a bulk load, a hand-made fix) leave tallies, answers and counts wrong until
+`recount_tallies` (`manage.py polls recount`) rebuilds them."""
 
 from collections import Counter
 
 from django.db import connection, transaction
 from django.db.models import Count
 
-from core.statements import statement_cursor
-from polls.models import OPTION_ORDER, Option, Participant, Poll, Tally, Vote
-from polls.queries import ANSWER_BASE, ANSWER_OFFSETS, ANSWER_STRIDE
+from polls.answers import ANSWER_MARKS, answers_text
+from polls.models import Option, Participant, Poll, Tally, Vote
 
 
-def answers_text(votes, positions: dict[str, int]) -> str:
-    """`Participant.answers` for these `(option id, type)` votes (types without an offset in
-    ANSWER_OFFSETS left out), `positions` giving each option's place in the poll's display
-    order (`option_positions`)."""
-    return "".join(sorted(chr(ANSWER_BASE + ANSWER_STRIDE * positions[option_id] + ANSWER_OFFSETS[kind])
-                          for option_id, kind in votes if kind in ANSWER_OFFSETS))
-
-
-def option_positions(poll: Poll) -> dict[str, int]:
+def option_places(poll: Poll) -> dict[str, int]:
     """Each option of the poll (by id) -> its place in display order, from 0 (one query)."""
     return {option_id: n for n, option_id in enumerate(Option.objects.filter(poll=poll).values_list("pk", flat=True))}
-
-
-def _fresh_answers() -> tuple[str, str, str]:
-    """SQL computing each participant's answers from their votes (what `answers_text`
-    makes): `(head, source, expression)` for a statement `{head}... {table} AS p
-    [FROM|,] {source} ... WHERE p.poll_id = %s` whose `expression` is the answers of the
-    participant `p`; its parameters are the poll's id twice (the options', then the
-    participants'). Each participant's votes are read through their own index, whatever the
-    planner knows of the tables: joined as one set with the participants, freshly loaded
-    votes without statistics were planned as an aggregate over all of them per participant.
-    PostgreSQL looks each vote's option up in a JSON object made once, SQLite in the
-    options' positions (made once: a window function keeps SQLite from folding them into
-    the subquery; no MATERIALIZED, which SQLite before 3.35 refuses)."""
-    q = connection.ops.quote_name
-    options, votes = q(Option._meta.db_table), q(Vote._meta.db_table)
-    order = ", ".join(q(Option._meta.get_field(name).column) for name in OPTION_ORDER)
-    positions = (f"SELECT id, {ANSWER_BASE} + {ANSWER_STRIDE} * (row_number() OVER (ORDER BY {order}) - 1) AS code "
-                 f"FROM {options} WHERE poll_id = %s")
-    offset = "CASE v.type " + " ".join(f"WHEN '{kind}' THEN {n}" for kind, n in ANSWER_OFFSETS.items()) + " END"
-    kinds = ", ".join(f"'{kind}'" for kind in ANSWER_OFFSETS)
-    if connection.vendor == "postgresql":
-        code = f"chr(CAST((codes.of ->> v.option_id)::int + {offset} AS integer))"
-        return (f"WITH codes AS MATERIALIZED (SELECT jsonb_object_agg(id, code) AS of FROM ({positions}) o) ", "codes",
-                f"COALESCE((SELECT string_agg({code}, '') FROM {votes} v "
-                f"WHERE v.participant_id = p.id AND v.type IN ({kinds})), '')")
-    return (f"WITH positions AS ({positions}) ", "",
-            f"COALESCE((SELECT group_concat(char(positions.code + {offset}), '') FROM {votes} v "
-            f"JOIN positions ON positions.id = v.option_id "
-            f"WHERE v.participant_id = p.id AND v.type IN ({kinds})), '')")
-
-
-def write_answers(poll: Poll) -> None:
-    """Every participant's answers of `poll` written afresh from their votes (one statement):
-    for after its options changed in a way that moved one's position (`update_poll`)."""
-    head, source, expression = _fresh_answers()
-    table = connection.ops.quote_name(Participant._meta.db_table)
-    with statement_cursor() as cursor:
-        cursor.execute(f"{head}UPDATE {table} AS p SET answers = {expression} {source and 'FROM ' + source} "
-                       f"WHERE p.poll_id = %s", [poll.pk, poll.pk])
 
 
 def count_votes(poll: Poll, added: list[tuple[str, str]] = (), removed: list[tuple[str, str]] = ()) -> None:
@@ -84,14 +34,17 @@ def count_votes(poll: Poll, added: list[tuple[str, str]] = (), removed: list[tup
     rows = [(option_id, kind, n) for (option_id, kind), n in deltas.items() if n]
     if not rows:
         return
+    # An upsert adding to the stored count (`count = count + excluded.count`): the ORM's
+    # bulk_create can only replace it.
     q = connection.ops.quote_name
     table = q(Tally._meta.db_table)
+    poll_id, option_id, kind, count = (q(Tally._meta.get_field(name).column) for name in ("poll", "option", "type", "count"))
     values = ", ".join(["(%s, %s, %s, %s)"] * len(rows))
-    params = [value for option_id, kind, n in rows for value in (poll.pk, option_id, kind, n)]
-    with statement_cursor() as cursor:
+    params = [value for option, vote_type, n in rows for value in (poll.pk, option, vote_type, n)]
+    with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (poll_id, option_id, type, count) VALUES {values} "
-            f"ON CONFLICT (option_id, type) DO UPDATE SET count = {table}.count + excluded.count",
+            f"INSERT INTO {table} ({poll_id}, {option_id}, {kind}, {count}) VALUES {values} "
+            f"ON CONFLICT ({option_id}, {kind}) DO UPDATE SET {count} = {table}.{count} + excluded.{count}",
             params,
         )
 
@@ -130,14 +83,23 @@ def _recount(poll_id: str) -> int:
 
 
 def _recount_answers(poll_id: str) -> int:
-    """The participants of the poll whose answers disagree with their votes, rebuilt; how
-    many there were."""
-    table = connection.ops.quote_name(Participant._meta.db_table)
-    with statement_cursor() as cursor:
-        head, source, expression = _fresh_answers()
-        cursor.execute(f"{head}SELECT p.id, p.answers, {expression} FROM {table} AS p{source and ', ' + source} "
-                       f"WHERE p.poll_id = %s", [poll_id, poll_id])
-        wrong = [(counted, pid) for pid, stored, counted in cursor.fetchall() if sorted(stored) != sorted(counted)]
-        if wrong:
-            cursor.executemany(f"UPDATE {table} SET answers = %s WHERE id = %s", wrong)
-    return len(wrong)
+    """The participants of the poll whose answers disagree with their votes, rebuilt, a
+    thousand at a time; how many there were."""
+    places = {option_id: n for n, option_id in enumerate(Option.objects.filter(poll_id=poll_id).values_list("pk", flat=True))}
+    participants = list(Participant.objects.filter(poll_id=poll_id).order_by().values_list("pk", "answers"))
+    wrong = 0
+    for start in range(0, len(participants), 1000):
+        chunk = dict(participants[start:start + 1000])
+        votes: dict[str, list] = {participant_id: [] for participant_id in chunk}
+        for participant_id, option_id, kind in (Vote.objects.filter(participant_id__in=chunk, type__in=ANSWER_MARKS)
+                                                .order_by().values_list("participant_id", "option_id", "type")):
+            votes[participant_id].append((option_id, kind))
+        fixed = []
+        for participant_id, stored in chunk.items():
+            counted = answers_text(votes[participant_id], places)
+            # Tokens of an option removed since name nothing: not wrong (polls.answers).
+            if sorted(token for token in stored.split(",") if token.rstrip("+") in places) != sorted(filter(None, counted.split(","))):
+                fixed.append(Participant(id=participant_id, answers=counted))
+        Participant.objects.bulk_update(fixed, ["answers"])
+        wrong += len(fixed)
+    return wrong

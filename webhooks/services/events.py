@@ -37,7 +37,7 @@ def poll_event(
     `data` beside `poll` (and `participant`), e.g. `{"reason": "manual"}`.
 
     `fan_out=False`: the caller read in this request that the space has no enabled endpoint
-    (`webhooks.selectors.enabled_rider`, in the key lookup's statement), so nothing can
+    (`webhooks.selectors.has_enabled_endpoint`), so nothing can
     receive the event: it is recorded as fanned out already, to no endpoint (its
     `dispatched_at` is its `created_at`), and `announce` wakes nothing for it. An endpoint
     created or enabled while that request runs may miss it (docs/webhooks.md)."""
