@@ -8,8 +8,10 @@ from urllib.parse import urlencode
 
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET
 
+from pages import invitations
 from pages.display import display_zone, option_label
 from pages.organizer import organizer
 from pages.views import error_page, not_found
@@ -96,5 +98,20 @@ def confirm(request, poll_id: str):
 
 
 def extra_context(poll: Poll, action: str) -> dict:
-    """What a step adds to its form (filled in by later features)."""
+    """The checkbox of the steps that can e-mail the participants: scheduling (checked when
+    any gave an address) and calling off (checked when an invitation went out)."""
+    if action == "schedule":
+        count = len(invitations.addresses(poll))
+        label = (ngettext("E-mail the decision and a calendar invitation to the participant who gave an address",
+                          "E-mail the decision and a calendar invitation to the %(count)d participants who gave an "
+                          "address", count) % {"count": count}) if count else _("E-mail the participants")
+        note = "" if count else _("No participant gave an e-mail address.")
+        return {"checks": [{"name": "email", "label": label, "checked": count > 0, "disabled": not count, "note": note}]}
+    if action == "cancel":
+        count = len(invitations.invited(poll))
+        if count:
+            label = ngettext("E-mail a cancellation to the participant who got the invitation",
+                             "E-mail a cancellation to the %(count)d participants who got the invitation",
+                             count) % {"count": count}
+            return {"checks": [{"name": "email", "label": label, "checked": True, "disabled": False, "note": ""}]}
     return {}

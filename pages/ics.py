@@ -50,7 +50,7 @@ def event_ics(poll: Poll, host: str) -> str:
     lines = [
         "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Scheduling Poll//Invite page//EN", "METHOD:PUBLISH",
         "BEGIN:VEVENT",
-        f"UID:{poll.pk}-{option.pk}@{host}",
+        f"UID:{poll.pk}@{host}",  # the UID of the decision e-mails' invitations (pages/invitations.py): one event
         f"DTSTAMP:{ics_stamp(timezone.now())}",
         *when,
         f"SUMMARY:{_text(poll.title)}",

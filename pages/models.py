@@ -55,3 +55,17 @@ class Mail(models.Model):
 
     def __str__(self):
         return f"{self.subject} to {self.to}"
+
+
+class Invitation(models.Model):
+    """The calendar invitation of a poll's decision, e-mailed to its participants: one event
+    per poll (its UID), each sending (invitation, update, cancellation) with a higher
+    `sequence`; `invited` are the addresses the last invitation went to."""
+
+    poll = models.OneToOneField(Poll, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    sequence = models.PositiveIntegerField(default=0)
+    invited = models.JSONField(default=list, blank=True)
+    canceled = models.BooleanField(default=False)
+
+    def __str__(self):
+        return f"Invitation of {self.poll_id} (sequence {self.sequence})"

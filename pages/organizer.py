@@ -11,6 +11,7 @@ from datetime import timedelta
 
 from django import forms
 from django.conf import settings
+from django.db import transaction
 from django.http import StreamingHttpResponse
 from django.middleware.csrf import rotate_token
 from django.shortcuts import redirect, render
@@ -24,6 +25,7 @@ from pages.answers import answer_rows
 from pages.display import display_zone, option_label
 from pages.editing import ADD_ROWS, deadline_label, deadline_zone, default_duration, read_deadline, wanted_options
 from pages.forms import LINES, ONE_LINE
+from pages.invitations import send_cancellations, send_invitations
 from pages.mail import request_sign_in_link
 from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, scores
 from polls import selectors
@@ -44,6 +46,9 @@ ORGANIZER_DONE = {
     "duplicated": _("This is the new poll: the same details, settings and options, no answers yet. Share its "
                     "invite link."),
     "options": _("The options are saved."),
+    "scheduled-invited": _("The poll is scheduled. The participants who gave an address get the decision and a "
+                           "calendar invitation by e-mail."),
+    "canceled-mailed": _("The event is called off. Those invited get a cancellation by e-mail."),
     "notify-on": _("You will be e-mailed about answers and comments."),
     "notify-off": _("You will not be e-mailed about answers and comments."),
     "deadline": _("The deadline is set."), "deadline-cleared": _("The deadline is removed."),
@@ -197,15 +202,37 @@ def sign_out(request, poll_id: str):
 # --- Actions -----------------------------------------------------------------------------------
 
 
-def _lifecycle(action):
-    return lambda poll, data: action(poll=poll)
+def _lifecycle(action, done: str):
+    return lambda poll, data: action(poll=poll) and done
 
 
-ACTIONS = {
-    "close": (_lifecycle(poll_services.close_poll), "closed"),
-    "reopen": (_lifecycle(poll_services.reopen_poll), "reopened"),
-    "cancel": (_lifecycle(poll_services.cancel_poll), "canceled"),
-    "schedule": (lambda poll, data: poll_services.schedule_poll(poll=poll, option_id=data.get("option", "")), "scheduled"),
+@transaction.atomic
+def _schedule(poll, data) -> str:
+    """Schedule; with `email=yes` the participants' invitations are queued in the same
+    transaction (none when the poll was scheduled at this option already)."""
+    was = poll.status
+    poll_services.schedule_poll(poll=poll, option_id=data.get("option", ""))
+    if data.get("email") == "yes" and was != Poll.Status.SCHEDULED and send_invitations(poll):
+        return "scheduled-invited"
+    return "scheduled"
+
+
+@transaction.atomic
+def _cancel(poll, data) -> str:
+    """Call off; with `email=yes` those invited get the cancellation, queued in the same
+    transaction."""
+    was = poll.status
+    poll_services.cancel_poll(poll=poll)
+    if data.get("email") == "yes" and was == Poll.Status.SCHEDULED and send_cancellations(poll):
+        return "canceled-mailed"
+    return "canceled"
+
+
+ACTIONS = {  # action -> run(poll, POST data), which returns the key of the notice shown after it
+    "close": _lifecycle(poll_services.close_poll, "closed"),
+    "reopen": _lifecycle(poll_services.reopen_poll, "reopened"),
+    "cancel": _cancel,
+    "schedule": _schedule,
 }
 
 
@@ -219,8 +246,7 @@ def act(request, poll: Poll):
     action = request.POST.get("action", "")
     try:
         if action in ACTIONS:
-            run, done = ACTIONS[action]
-            run(poll, request.POST)
+            done = ACTIONS[action](poll, request.POST)
         elif action == "edit":
             form = DetailsForm(request.POST)
             if not form.is_valid():

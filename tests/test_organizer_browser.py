@@ -210,3 +210,42 @@ def test_the_organizer_is_told_of_answers_and_unsubscribes(served, new_page):
     assert "No e-mails about answers and comments." in page.inner_text("main")
     page.click("button:has-text('E-mail the organizer about answers')")
     page.wait_for_selector("text=You will be e-mailed about answers and comments.")
+
+
+def calendar_of(message):
+    from icalendar import Calendar
+
+    [part] = [part for part in message.walk() if part.get_content_type() == "text/calendar"]
+    cal = Calendar.from_ical(part.get_payload(decode=True))
+    return cal, cal.walk("VEVENT")[0]
+
+
+@pytest.mark.parametrize("script", [True, False], ids=["javascript", "no-javascript"])
+def test_the_decision_reaches_the_participants(served, new_page, script):
+    base, folder = served[0], served[3]
+    title = f"Decided call {'js' if script else 'plain'}"
+    poll = create_poll(served, title=title)
+    answer(new_page(), base, poll, "Ada", ["yes", "no"], "ada@example.com")
+    answer(new_page(), base, poll, "Bob", ["yes", "yes"])
+
+    page = new_page(script=script)
+    sign_in(page, served, poll["id"])
+    page.locator("button:has-text('Schedule')").first.click()
+    assert "Monday 2 June 2031, 09:00–09:30 (Europe/Berlin)" in page.inner_text("p.what")
+    assert page.is_checked("input[name=email]")
+    page.click("h1 ~ form button:has-text('Schedule')")
+    page.wait_for_selector("text=get the decision and a calendar invitation by e-mail")
+    invite = wait_for_mail(folder, lambda m: m["To"] == "ada@example.com" and f"{title}”: Monday" in m["Subject"])
+    assert "= Monday 2 June 2031, 07:00–07:30 (UTC)" in text_of(invite)
+    cal, event = calendar_of(invite)
+    assert str(cal["METHOD"]) == "REQUEST" and int(event["SEQUENCE"]) == 1
+    assert str(event["UID"]).startswith(poll["id"] + "@")
+
+    page.click("button:has-text('Call off the event')")
+    assert page.is_checked("input[name=email]")
+    page.click("h1 ~ form button:has-text('Call off the event')")
+    page.wait_for_selector("text=Those invited get a cancellation by e-mail.")
+    canceled = wait_for_mail(folder, lambda m: m["To"] == "ada@example.com" and "called off" in m["Subject"]
+                             and title in m["Subject"])
+    cal, event = calendar_of(canceled)
+    assert (str(cal["METHOD"]), int(event["SEQUENCE"]), str(event["STATUS"])) == ("CANCEL", 2, "CANCELLED")
