@@ -1,4 +1,5 @@
 import os
+import time
 from io import BytesIO
 
 from django.conf import settings
@@ -8,7 +9,7 @@ from django.core.wsgi import get_wsgi_application
 from gevent import Timeout
 from gevent.monkey import is_module_patched
 
-from core.bulkhead import Bulkhead, bounded_semaphore, holding
+from core.bulkhead import ANSWER_DELAY, Bulkhead, bounded_semaphore, holding
 from core.dbguard import NO_SLOT, REFUSED, RequestDeadline
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -50,6 +51,18 @@ _bulkhead = Bulkhead(settings.WEB_SPACE_CONCURRENT_REQUESTS)
 
 
 def application(environ, start_response):
+    """`admitted`, its answer held back for the seconds the request's handler asked
+    (core.bulkhead.ANSWER_DELAY: a page read past its limit), with no slot held meanwhile:
+    a client that loops on a refusal asks again a second later, not at once. Under gevent
+    the wait is a greenlet's sleep."""
+    response = admitted(environ, start_response)
+    delay = environ.get(ANSWER_DELAY)
+    if delay:
+        time.sleep(delay)
+    return response
+
+
+def admitted(environ, start_response):
     """Django's application, behind a body reader, a per-space bulkhead and a bound on
     concurrent requests.
 

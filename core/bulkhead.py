@@ -34,6 +34,11 @@ from gevent.monkey import is_module_patched
 #: authenticated as (None if it was not).
 SPACE_ID = "service.space_id"
 
+#: Set in the WSGI environ by a view or middleware: seconds config/wsgi.py waits, holding no
+#: slot and no compartment, before it hands the response over (a refusal that a client
+#: looping on the service would otherwise get back at once, to ask again).
+ANSWER_DELAY = "service.answer_delay"
+
 UNKNOWN = "unknown"
 BACK_OFFICE = "back office"
 PAGES = "pages"

@@ -2,8 +2,9 @@
 to a crash.
 
 - Every read (GET, HEAD) is counted per client address (pages.throttle.check_read), before
-  the view runs: past `PAGES_READ_LIMIT_PER_ADDRESS` a 429 page, the store unreachable a
-  503 page (as for answers).
+  the view runs: past `PAGES_READ_LIMIT_PER_ADDRESS` a 429 page, sent a second late
+  (`throttle.REFUSED_READ_DELAY`, config/wsgi.py), the store unreachable a 503 page (as for
+  answers).
 - A Content-Security-Policy that allows scripts, styles and images from this origin only
   (no inline script, no inline style), forms posted here only, no framing; the Referer only
   to this origin (an edit link holds its token in the URL; `no-referrer` would make browsers
@@ -17,6 +18,7 @@ import logging
 from django.conf import settings
 from django.db import DatabaseError
 
+from core.bulkhead import ANSWER_DELAY
 from core.dbguard import REFUSED
 from pages import throttle
 from pages.views import error_page, form_refused, refused
@@ -39,6 +41,8 @@ class PageMiddleware:
             response = form_refused(request)
         elif request.method in ("GET", "HEAD") and (refusal := throttle.check_read(request)):
             response = refused(request, refusal, None)
+            if refusal.scope != "store":
+                request.META[ANSWER_DELAY] = throttle.REFUSED_READ_DELAY
         else:
             response = self.get_response(request)
         response["Content-Security-Policy"] = CSP

@@ -21,6 +21,11 @@ from django.conf import settings
 from ratelimit import keyed
 from ratelimit.stores import StoreUnavailable
 
+#: Seconds a page read past its limit waits before its 429 goes out (config/wsgi.py, holding
+#: no request slot): a client looping on the pages gets about one refusal a second per
+#: connection, not as many as the machine can make.
+REFUSED_READ_DELAY = 1.0
+
 #: kind -> the prefix of its keys and its (scope, setting) pairs, checked in this order.
 KINDS = {
     "answer": ("pages", (("address", "PAGES_LIMIT_PER_ADDRESS"), ("poll", "PAGES_LIMIT_PER_POLL"))),

@@ -221,3 +221,51 @@ def test_100_options_and_500_participants_stay_under_125_kb(make_poll, client, s
     assert "Participant 499" in last.content.decode() and "Participant 494" not in last.content.decode()
     assert client.get(f"/invite/{poll['id']}?page=999").status_code == 200  # the last page
     assert client.get(f"/invite/{poll['id']}?page=x").status_code == 200  # the first page
+
+
+def test_through_the_web_process_a_poll_page_waits_in_its_polls_compartment_and_a_refused_read_holds_none(
+        make_poll, settings, new_address, monkeypatch):
+    """config/wsgi.py: a page of a poll waits in its poll's compartment, then the pages'; a
+    read past its limit is answered `REFUSED_READ_DELAY` late, with its slot and compartments
+    given back before the wait (a client looping on refusals gets about one a second)."""
+    from types import SimpleNamespace
+
+    from django.test import RequestFactory
+
+    from config import wsgi
+    from core.bulkhead import PAGES, POLL_PAGES, Bulkhead
+    from pages.throttle import REFUSED_READ_DELAY
+    from tests.test_edge_inputs import database_kept_open
+
+    acquired, waits = [], []
+
+    class Recording(Bulkhead):
+        def acquire(self, name, timeout):
+            acquired.append(name)
+            return super().acquire(name, timeout)
+
+    bulkhead = Recording(settings.WEB_SPACE_CONCURRENT_REQUESTS)
+
+    def sleep(seconds):
+        slot_free = wsgi._slots.acquire(timeout=0)
+        if slot_free:
+            wsgi._slots.release()
+        waits.append((seconds, slot_free, dict(bulkhead._poll_users)))
+
+    monkeypatch.setattr(wsgi, "_bulkhead", bulkhead)
+    monkeypatch.setattr(wsgi, "time", SimpleNamespace(sleep=sleep))
+    settings.PAGES_READ_LIMIT_PER_ADDRESS = (1, 100)
+    poll, address = make_poll(), new_address()
+
+    def read() -> str:
+        environ = RequestFactory().get(f"/invite/{poll['id']}", REMOTE_ADDR=address).environ
+        started = []
+        with database_kept_open():
+            chunks = wsgi.application(environ, lambda status, headers, exc_info=None: started.append(status))
+            b"".join(chunks)
+            chunks.close()
+        return started[0]
+
+    assert read().startswith("200") and acquired == [POLL_PAGES + poll["id"], PAGES] and not waits
+    assert read().startswith("429")
+    assert waits == [(REFUSED_READ_DELAY, True, {})]  # a free slot and no poll's compartment while it waits
