@@ -5,6 +5,7 @@ import functools
 import hmac
 import ipaddress
 import logging
+import re
 
 from django.conf import settings
 from django.db import connection
@@ -67,11 +68,29 @@ def _check_redis() -> str:
 
 def private_client(request) -> bool:
     """The client is on this machine or a private network (loopback, RFC 1918, link-local,
-    unique local IPv6): the only ones /metrics answers without METRICS_TOKEN."""
+    unique local IPv6): the only ones /metrics answers without METRICS_TOKEN. The address
+    that connected must be one, and so must every address a proxy named in front of it
+    (`X-Forwarded-For`, `X-Real-IP`, `Forwarded`) unless the proxy is declared
+    (BEHIND_TLS_PROXY: then the address it appended is the client's): a proxy on this machine
+    that is not declared would otherwise pass the public off as loopback."""
     from core.login_guard import client_ip
 
+    meta = request.META
+    named = [client_ip(request) or ""]
+    if getattr(settings, "SECURE_PROXY_SSL_HEADER", None):
+        return _private(named[0])
+    named += meta["HTTP_X_FORWARDED_FOR"].split(",") if "HTTP_X_FORWARDED_FOR" in meta else []
+    named += [meta["HTTP_X_REAL_IP"]] if "HTTP_X_REAL_IP" in meta else []
+    named += _FORWARDED_FOR.findall(meta.get("HTTP_FORWARDED", ""))
+    return all(_private(address.strip()) for address in named)
+
+
+_FORWARDED_FOR = re.compile(r'for="?\[?([^\]";,]*)', re.IGNORECASE)
+
+
+def _private(text: str) -> bool:
     try:
-        address = ipaddress.ip_address(client_ip(request) or "")
+        address = ipaddress.ip_address(text)
     except ValueError:
         return False
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:

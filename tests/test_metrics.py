@@ -125,6 +125,14 @@ def test_without_a_token_only_loopback_and_private_addresses_scrape(settings, db
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     assert Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="8.8.8.8").get("/metrics").status_code == 404
     assert Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR="8.8.8.8, 10.0.0.9").get("/metrics").status_code == 200
+    # A proxy on this machine, not declared: the addresses it names in front of it count too.
+    settings.SECURE_PROXY_SSL_HEADER = None
+    for header, value in (("HTTP_X_FORWARDED_FOR", "8.8.8.8"), ("HTTP_X_FORWARDED_FOR", "10.0.0.3, 8.8.8.8"),
+                          ("HTTP_X_REAL_IP", "8.8.8.8"), ("HTTP_FORWARDED", 'for="[2a00:1450::1]:443";proto=https'),
+                          ("HTTP_FORWARDED", "for=unknown"), ("HTTP_X_FORWARDED_FOR", "")):
+        assert Client(**{header: value}).get("/metrics").status_code == 404, (header, value)
+    assert Client(HTTP_X_FORWARDED_FOR="10.0.0.3, 192.168.0.4", HTTP_FORWARDED="for=10.0.0.3").get(
+        "/metrics").status_code == 200
     # With a token, the token decides, from anywhere.
     settings.METRICS_TOKEN = "s3cret-scrape-token"
     public = Client(REMOTE_ADDR="8.8.8.8")
