@@ -16,6 +16,7 @@ from conftest import Api, _routes, openapi_document
 from pages import mail
 from pages import views as page_views
 from pages.tests.conftest import answer, csrf
+from privateapi.tests.conftest import PrivateApi
 from tests.test_logs import Lines
 from webhooks.tests.fixtures import run_worker
 
@@ -141,6 +142,19 @@ def test_a_run_through_every_operation_and_page_logs_no_secret(
     Client().post(f"{manage}/unsubscribe/{secrets['unsubscribe token']}")
     api.delete(f"/v1/webhooks/{wid}")
     api.delete(f"/v1/polls/{pid}")
+
+    # --- The private API: each of its operations, an organizer's address in a body.
+    private = PrivateApi(key)
+    private.get("/api/private/openapi")
+    private.client.get("/api/private/docs")
+    made = private.post("/api/private/polls", {"title": "Offsite", "dates": ["2030-01-15"],
+                                               "organizer": {"email": owner}}).body["data"]["id"]
+    private.get("/api/private/polls")
+    for suffix in ("", "/results", "/participants"):
+        private.get(f"/api/private/polls/{made}{suffix}")
+    private.patch(f"/api/private/polls/{made}", {"title": "Offsite 2"})
+    private.delete(f"/api/private/polls/{made}")
+    private.get(f"/api/private/polls/{owner}")
 
     missing = operations() - api.called
     assert not missing, f"operations the run did not call: {sorted(missing)}"
