@@ -140,7 +140,8 @@ def main() -> None:
     (workdir / "body.json").write_text("{}")  # bench.app's baseline endpoints, unused here
     env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(free_port()), "PYTHONPATH": str(BASE_DIR),
            "DJANGO_SETTINGS_MODULE": "config.settings", "BENCH_BODY_FILE": str(workdir / "body.json"),
-           "RATELIMIT_PER_MINUTE": str(10**9), "RATELIMIT_PER_DAY": str(10**9), "LOG_LEVEL": "WARNING"}
+           "RATELIMIT_PER_MINUTE": str(10**9), "RATELIMIT_PER_DAY": str(10**9), "LOG_LEVEL": "WARNING",
+           "EMAIL_URL": os.environ.get("EMAIL_URL") or "consolemail://"}  # no e-mail is sent
     if args.read_limit:
         env["PAGES_READ_LIMIT_PER_ADDRESS_PER_MINUTE"] = str(args.read_limit)
     if args.postgres:
