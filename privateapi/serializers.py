@@ -1,5 +1,5 @@
 """The private API's request rules: types are strict, but fields it does not know are ignored
-(not refused, as `/v1` does), and bodies it cannot read as JSON count as `{}`.
+(not refused, as `/v1` does), and a body whose Content-Type is not JSON counts as `{}`.
 
 Validation gives the issues of `privateapi.errors.InvalidInput`; the mapping to
 `polls.services.create_poll` is `create_arguments`."""
