@@ -7,7 +7,7 @@ the same reads are timed first with no crowd. Prints p50 and p95 of both phases 
 crowd got (full pages, 429 pages).
 
     .venv/bin/python bench/page_share.py [--clients 8] [--seconds 60] [--participants 2000]
-        [--spread] [--read-limit N] [--postgres] [--json]
+        [--spread] [--read-limit N] [--postgres [--postgres-url URL] [--redis-url URL]] [--json]
 
 The crowd sends from 127.0.0.1 (`--spread`: each client from an address of its own,
 127.0.1.N, so that each has its own page-read limit), the timed reader from addresses of its
@@ -15,9 +15,9 @@ own (127.0.2.N and 127.0.3.N, a new one every 200 pages), so that no page-read l
 reader's. `--read-limit N` sets
 `PAGES_READ_LIMIT_PER_ADDRESS_PER_MINUTE` (default: the service's own). The API's per-space
 limits are raised out of the way. Run it by hand on an otherwise idle machine: it is no test.
-The database is made afresh in a temporary directory (SQLite) or at
-postgres://postgres@127.0.0.1:5432/bench_page_share, dropped and created again, with Redis db 7
-flushed (use scratch ones).
+The database is made afresh in a temporary directory (SQLite) or at `--postgres-url` (default
+postgres://postgres@127.0.0.1:5432/bench_page_share), dropped and created again, with the
+Redis database of `--redis-url` (default db 7) flushed: use scratch ones.
 """
 
 import argparse
@@ -130,6 +130,8 @@ def main() -> None:
     parser.add_argument("--spread", action="store_true", help="each crowd client from an address of its own")
     parser.add_argument("--read-limit", type=int, help="PAGES_READ_LIMIT_PER_ADDRESS_PER_MINUTE")
     parser.add_argument("--postgres", action="store_true", help="PostgreSQL and Redis (scratch ones)")
+    parser.add_argument("--postgres-url", default=POSTGRES_URL)
+    parser.add_argument("--redis-url", default=REDIS_URL)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--build-fixtures", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -147,9 +149,9 @@ def main() -> None:
     if args.postgres:
         import redis
 
-        reset_postgres(POSTGRES_URL)
-        redis.Redis.from_url(REDIS_URL).flushdb()
-        env.update(DATABASE_URL=POSTGRES_URL, REDIS_URL=REDIS_URL, CELERY_BROKER_URL=REDIS_URL)
+        reset_postgres(args.postgres_url)
+        redis.Redis.from_url(args.redis_url).flushdb()
+        env.update(DATABASE_URL=args.postgres_url, REDIS_URL=args.redis_url, CELERY_BROKER_URL=args.redis_url)
     else:
         env.update(DATABASE_URL=f"sqlite:///{workdir}/db.sqlite3", REDIS_URL="", CELERY_BROKER_URL="",
                    WEBHOOKS_DISPATCH="embedded")
