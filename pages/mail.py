@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 
 from core.formats import one_line
 from pages import services
+from pages.outbox import as_html
 from pages.services import SIGN_IN_VALID
 from polls.models import Poll
 
@@ -119,6 +120,6 @@ def _send(subject: str, body: str, to: str, poll_id: str, failure: str = "sign-i
     try:
         # One line: a title stored before control characters were refused must not stop the
         # e-mail (Django refuses a line break in a header: BadHeaderError).
-        send_mail(one_line(subject), body, None, [to])
+        send_mail(one_line(subject), body, None, [to], html_message=as_html(body))
     except Exception:  # noqa: BLE001 - the page has answered; the person may ask again
         logger.exception(failure, extra={"poll_id": poll_id})

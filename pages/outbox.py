@@ -11,6 +11,7 @@ from email.mime.text import MIMEText
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.utils import timezone
+from django.utils.html import linebreaks, urlize
 
 from core.formats import one_line
 from pages.models import Mail
@@ -27,6 +28,12 @@ def safe_subject(text: str) -> str:
     """One line (`core.formats.one_line`: a header cannot be split), at most 200 characters."""
     line = one_line(text)
     return line if len(line) <= 200 else line[:199] + "…"
+
+
+def as_html(text: str) -> str:
+    """The HTML part of an e-mail written as plain text: escaped, paragraphs kept, links made
+    clickable."""
+    return f'<!doctype html>\n<html><body style="font-family: system-ui, sans-serif;">{linebreaks(urlize(text, autoescape=True))}</body></html>\n'
 
 
 def queue(*, to: str, subject: str, text: str, html: str, poll_id: str = "", headers: dict | None = None,
