@@ -7,9 +7,6 @@ class CoreConfig(AppConfig):
     def ready(self):
         from axes.signals import user_locked_out
 
-        from core.connections import use_plain_storage
         from core.login_guard import log_lockout
-
-        use_plain_storage()
 
         user_locked_out.connect(log_lockout, dispatch_uid="core.login_guard")

@@ -37,16 +37,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.sqlite3.base import SQLiteCursorWrapper
 
-from core.sqlite.base import (
-    Connection,
-    DatabaseWrapper,
-    converted,
-    give_back,
-    idle_connections,
-    take_idle,
-    when_unlocked,
-)
+from core.sqlite.base import Connection, DatabaseWrapper, give_back, idle_connections, take_idle, when_unlocked
 from ratelimit.models import Counter, KeyCounter
 
 
@@ -62,12 +55,14 @@ def counters_name(database: str, in_memory: bool) -> str:
 def execute(sql: str, params: dict | tuple = ()) -> list[tuple]:
     """Run one statement (Django's placeholders: `%s`, `%(name)s`) on the counters' database
     and return its rows. Raises `sqlite3.Error`."""
-    names = tuple(params) if isinstance(params, dict) else None
     with raw_connection() as raw:
-        return when_unlocked(raw, _run, raw, converted(sql, names), params)
+        return when_unlocked(raw, _run, raw, sql, params)
 
 
 def _run(raw: Connection, sql: str, params) -> list[tuple]:
+    # Django's placeholders as SQLite's, by Django's own conversion.
+    names = tuple(params) if isinstance(params, dict) else None
+    sql = raw.cursor(factory=SQLiteCursorWrapper).convert_query(sql, param_names=names)
     return raw.execute(sql, params).fetchall()
 
 

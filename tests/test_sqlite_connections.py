@@ -95,25 +95,6 @@ def test_another_process_opens_its_own(database, monkeypatch):
     assert base.idle_connections(str(database)) == 1
 
 
-def test_statements_convert_their_placeholders_once(database):
-    db = wrapper(database)
-    base.converted.cache_clear()
-    statements = [
-        ("SELECT %s, %s, '100%%', '%%s'", [1, "two"], (1, "two", "100%", "%s")),
-        ("SELECT %(b)s, %(a)s, '%%(a)s'", {"a": 1, "b": 2}, (2, 1, "%(a)s")),
-    ]
-    try:
-        for _ in range(3):
-            for sql, params, expected in statements:
-                with db.cursor() as cursor:
-                    cursor.execute(sql, params)
-                    assert cursor.fetchone() == expected
-        info = base.converted.cache_info()
-        assert (info.misses, info.hits) == (2, 4)
-    finally:
-        db.close()
-
-
 def test_a_statement_waits_for_the_write_lock_in_python_and_runs_once_it_is_free(database):
     """SQLite's own busy timeout is 0 (its waits sleep the whole process, in growing steps);
     the cursor tries again itself, BEGIN and writes in autocommit alike."""

@@ -38,21 +38,8 @@ meanwhile: gevent's timers wake at best a millisecond later (libev waits in whol
 milliseconds), so every cooperative sleep of 0.1 ms lasted 1.1 ms, while a web process on
 SQLite runs one request at a time and had nothing else to do. A write holds the lock for
 a few dozen microseconds (a rate-limit counter) to half a millisecond (a new poll).
-
-Its cursors keep each statement's conversion from Django's placeholders (`%s`, `%(name)s`)
-to SQLite's (`?`, `:name`): Django's converter runs a regular expression over the whole
-text of every statement it executes (about 12 us for the key lookup's 645 characters).
-
-Its connections leave the columns' values as SQLite stores them (`detect_types=0`), where
-Django asks the sqlite3 module to parse every date, time and timestamp column of every row
-fetched (declared types). Django's own converters parse such text where a value is used
-(the ORM's, and core.rows' for the hand-written reads), and the reads that keep their rows
-(core.rows.Kept) compare the stored text instead of parsing it again: the poll list of 50
-went from 5,969k to 5,604k instructions a request, `GET /v1/polls/{id}` from 2,379k to
-2,259k (bench/instructions.py).
 """
 
-import functools
 import os
 import sqlite3
 import threading
@@ -107,9 +94,6 @@ class Connection(sqlite3.Connection):
 
 
 class CursorWrapper(base.SQLiteCursorWrapper):
-    def convert_query(self, query, *, param_names=None):
-        return converted(query, None if param_names is None else tuple(param_names))
-
     def execute(self, query, params=None):
         if self.connection.in_transaction:
             return super().execute(query, params)
@@ -159,17 +143,9 @@ def when_unlocked(raw: Connection, run, *args):
         wait = min(wait * 2, LONGEST_WAIT_SECONDS)
 
 
-@functools.lru_cache(maxsize=1024)
-def converted(query: str, param_names: tuple[str, ...] | None) -> str:
-    """Django's conversion, kept for the latest 1,024 statements (the service's hot ones are a
-    few dozen; an ORM statement with an `IN` list of every length is as many entries)."""
-    return base.SQLiteCursorWrapper.convert_query(None, query, param_names=param_names)
-
-
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self):
         params = super().get_connection_params()
-        params["detect_types"] = 0  # no parsing by the sqlite3 module (above)
         params["factory"] = Connection
         return params
 

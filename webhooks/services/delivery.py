@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from core import metrics, rows
+from core import metrics
 from core.ids import random_id
 from webhooks import selectors, sender, signing
 from webhooks.models import PING, Attempt, Delivery, DispatcherHeartbeat, Endpoint, Event
@@ -127,7 +127,7 @@ def claim_due(*, limit: int = 1, delivery_id: str | None = None) -> list[Claim]:
                 finished_at=now, duration_ms=None, error=INTERRUPTED
             )
         attempts = [Attempt(delivery=delivery, started_at=now) for delivery in deliveries]
-        rows.insert(attempts)
+        Attempt.objects.bulk_create(attempts)
     return [Claim(delivery=d, attempt=a, token=token) for d, a in zip(deliveries, attempts)]
 
 

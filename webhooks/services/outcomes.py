@@ -18,7 +18,6 @@ from django.utils import timezone
 
 from core import metrics
 from core.formats import instant
-from core.statements import statement_cursor
 from webhooks import sender
 from webhooks.models import PING, RETRY_DELAYS, Attempt, Delivery, Endpoint
 from webhooks.services.endpoints import DISABLE_AFTER_FAILURES, switch_off
@@ -66,7 +65,7 @@ def record(result: Result) -> None:
     delivery = result.claim.delivery
     fields = _next_state(result, now=now)
     counted = delivery.endpoint_id if delivery.event.type != PING else None
-    with statement_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.execute(_success_sql(connection), [
             *_outcome_params(connection, result.claim.attempt),
             counted,
@@ -145,7 +144,7 @@ def _record_attempts(made: list[Result], *, now: datetime) -> None:
     if not made:
         return
     connection = connections[router.db_for_write(Attempt)]
-    with statement_cursor() as cursor:
+    with connection.cursor() as cursor:
         cursor.executemany(_outcome_sql(connection),
                            [_outcome_params(connection, result.claim.attempt) for result in made])
 
