@@ -283,10 +283,14 @@ LOG_STATIC_REQUESTS = env.bool("LOG_STATIC_REQUESTS", default=False)
 # sign-in and unsubscribe links): every log line writes it `[redacted]`, as it does e-mail
 # addresses.
 LOG_SECRET_PATHS = [r'/invite/[^/\s"]+/edit/', r'/poll/[^/\s"]+/(?:sign-in|unsubscribe)/']
+# What follows an API key's prefix (spaces.models.ApiKey: sk_<prefix>_<secret>) or a webhook
+# secret's (webhooks.signing): redacted the same way wherever it appears (a key pasted in a path).
+LOG_SECRET_PREFIXES = [r"\bsk_[A-Za-z0-9]{8}_", r"\bwhsec_"]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"json": {"()": "core.logging.JsonFormatter", "secret_paths": LOG_SECRET_PATHS}},
+    "formatters": {"json": {"()": "core.logging.JsonFormatter", "secret_paths": LOG_SECRET_PATHS,
+                            "secret_prefixes": LOG_SECRET_PREFIXES}},
     # The request's (or task's) request_id and trace_id on every line (core.logging.bind).
     "filters": {"context": {"()": "core.logging.ContextFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["context"]}},

@@ -55,6 +55,11 @@ class ContextFilter(logging.Filter):
         return True
 
 
+def _either(patterns) -> str:
+    """One group matching any of `patterns`."""
+    return "(" + "|".join(f"(?:{pattern})" for pattern in patterns) + ")"
+
+
 def timestamp(created: float) -> str:
     """`2026-11-23T19:35:01.123Z`: UTC, milliseconds."""
     return datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -69,22 +74,22 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per line: time (UTC, milliseconds), level, logger, message and any
     `extra` or bound fields.
 
-    No line carries a secret: the last segment of a path matching one of `secret_paths`
-    (regular expressions of the path before it: settings.LOG_SECRET_PATHS, an edit link's or
-    a sign-in link's token) and every e-mail address are written `[redacted]`, in whichever
-    field they are."""
+    No line carries a secret, in whichever field it is: the segment after a path matching one
+    of `secret_paths` (settings.LOG_SECRET_PATHS: an edit link's or a sign-in link's token),
+    what follows one of `secret_prefixes` (settings.LOG_SECRET_PREFIXES: an API key's or a
+    webhook secret's own prefix) and every e-mail address are written `[redacted]`."""
 
-    def __init__(self, *args, secret_paths=(), **kwargs):
+    def __init__(self, *args, secret_paths=(), secret_prefixes=(), **kwargs):
         super().__init__(*args, **kwargs)
-        self.secret_path = (re.compile("(" + "|".join(f"(?:{pattern})" for pattern in secret_paths) + r""")[^/\s"'?#<>\\]+""")
-                            if secret_paths else None)
+        self.secrets = [re.compile(_either(secret_paths) + r"""[^/\s"'?#<>\\]+""")] if secret_paths else []
+        self.secrets += [re.compile(_either(secret_prefixes) + r"[A-Za-z0-9+/=_-]+")] if secret_prefixes else []
 
     def format(self, record):
         return self.redact(self.line(record))
 
     def redact(self, line: str) -> str:
-        if self.secret_path is not None:
-            line = self.secret_path.sub(rf"\1{REDACTED}", line)
+        for pattern in self.secrets:
+            line = pattern.sub(rf"\1{REDACTED}", line)
         return _EMAIL.sub(REDACTED, line) if "@" in line else line
 
     def line(self, record) -> str:

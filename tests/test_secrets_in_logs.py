@@ -87,6 +87,8 @@ def test_a_run_through_every_operation_and_page_logs_no_secret(
     api.get(f"/v1/webhooks/{wid}/deliveries")
     assert api.get("/v1/polls", key=key[:-1] + ("x" if key[-1] != "x" else "y")).status_code == 401
     api.get(f"/v1/polls/{owner}")  # an address in a path
+    api.get(f"/v1/polls/{key}")  # a key pasted in a path
+    api.get(f"/v1/webhooks/{secrets['webhook secret']}/deliveries")  # and a secret
     api.post("/v1/polls", {"title": "x", "kind": "date", "organizer": {"email": "stranger@example.net"},
                            "options": [{"date": "2030-05-02"}]})
     secrets["stranger's e-mail"] = "stranger@example.net"
