@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.wsgi import get_wsgi_application
+from django.db import connections
 from gevent import Timeout
 from gevent.monkey import is_module_patched
 
@@ -52,12 +53,15 @@ _bulkhead = Bulkhead(settings.WEB_SPACE_CONCURRENT_REQUESTS)
 
 def application(environ, start_response):
     """`admitted`, its answer held back for the seconds the request's handler asked
-    (core.bulkhead.ANSWER_DELAY: a page read past its limit), with no slot held meanwhile:
-    a client that loops on a refusal asks again a second later, not at once. Under gevent
-    the wait is a greenlet's sleep."""
+    (core.bulkhead.ANSWER_DELAY: a page read past its limit), with no slot and no database
+    connection held meanwhile: a client that loops on a refusal asks again a second later,
+    not at once. Under gevent the wait is a greenlet's sleep."""
     response = admitted(environ, start_response)
     delay = environ.get(ANSWER_DELAY)
     if delay:
+        for db in connections.all(initialized_only=True):
+            if not db.in_atomic_block:
+                db.close()  # back to the pool (PostgreSQL): no connection held while it waits either
         time.sleep(delay)
     return response
 
