@@ -10,7 +10,6 @@ import re
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from core.api.quick import QUICK_GIVES_UP, quick_validator
 from core.formats import CLOCK_PATTERN, DATE_PATTERN, parse_clock, parse_date, text_problem
 
 COMMON_MESSAGES = {"required": "required", "null": "must not be null"}
@@ -185,15 +184,7 @@ class StrictSerializer(serializers.Serializer):
 
     @classmethod
     def validated(cls, data) -> dict:
-        """The validated data of `data`, or DRF's ValidationError raised: a valid body
-        takes the quick pass (core.api.quick) without a serializer made for it; any other
-        is DRF's to judge (`is_valid` is DRF's own)."""
-        quick = quick_validator(cls)
-        if quick is not None:
-            try:
-                return quick(data)
-            except QUICK_GIVES_UP:
-                pass
+        """The validated data of `data`, or DRF's ValidationError raised."""
         serializer = cls(data=data)
         serializer.is_valid(raise_exception=True)
         return serializer.validated_data
