@@ -263,9 +263,17 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-LANGUAGE_CODE = "en-us"
+# The app's pages speak these languages (pages/locale/, docs/app.md#languages): each page
+# request picks one (pages.middleware: the `django_language` cookie, else Accept-Language).
+# Nothing else activates a language: the API, the back office and e-mail outside a page
+# stay in LANGUAGE_CODE.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("fr", "Français"), ("es", "Español")]
+LOCALE_PATHS = [BASE_DIR / "pages" / "locale"]  # first, over the catalogues of the apps before it (the admin's)
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 TIME_ZONE = "UTC"
-USE_I18N = False
+USE_I18N = True
 USE_TZ = True
 
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")

@@ -8,6 +8,9 @@ from functools import cache
 from urllib.parse import unquote
 from zoneinfo import available_timezones
 
+from django.utils.dateformat import format as date_format
+from django.utils.translation import pgettext
+
 from polls.models import Option, Poll
 from polls.timezones import InvalidTimeZone, canonical_time_zone, get_zone
 
@@ -52,8 +55,15 @@ def zone_names() -> tuple[str, ...]:
 
 
 def _day(moment) -> tuple[str, str, str]:
-    """(weekday, day, long form) e.g. ("Mon", "3 Jun 2030", "Monday 3 June 2030")."""
-    return moment.strftime("%a"), f"{moment.day} {moment:%b %Y}", f"{moment:%A} {moment.day} {moment:%B %Y}"
+    """(weekday, day, long form) in the active language, e.g. ("Mon", "3 Jun 2030", "Monday 3
+    June 2030"); the formats are the catalogues' (Django's date format characters)."""
+    return (date_format(moment, "D"), date_format(moment, pgettext("day of an option", "j M Y")),
+            date_format(moment, pgettext("long date", "l j F Y")))
+
+
+def long_date_time(moment: datetime) -> str:
+    """A moment in words and on the clock, e.g. "Monday 3 June 2030, 18:00"."""
+    return date_format(moment, pgettext("long date and time", "l j F Y, H:i"))
 
 
 def option_label(option: Option, zone: Zone) -> dict:
@@ -70,7 +80,7 @@ def option_label(option: Option, zone: Zone) -> dict:
     weekday, day, text = _day(start)
     time = f"{start:%H:%M}–{end:%H:%M}"
     if end.date() != start.date():
-        time += f" (+{(end.date() - start.date()).days}d)"
+        time += " " + pgettext("ends days later", "(+%(days)d d)") % {"days": (end.date() - start.date()).days}
     return {"weekday": weekday, "day": day, "time": time, "text": f"{text}, {time}"}
 
 

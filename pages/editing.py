@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 
 from core.errors import ServiceError
 from core.formats import parse_clock, parse_date
+from pages.display import long_date_time
 from polls.generators import wall_clock_to_utc
 from polls.models import Option, Poll
 from polls.timezones import get_zone
@@ -39,8 +40,7 @@ def deadline_label(poll: Poll) -> dict | None:
         return None
     zone = deadline_zone(poll)
     local = poll.closes_at.astimezone(get_zone(zone))
-    return {"text": f"{local:%A} {local.day} {local:%B %Y}, {local:%H:%M}", "value": f"{local:%Y-%m-%dT%H:%M}",
-            "zone": zone}
+    return {"text": long_date_time(local), "value": f"{local:%Y-%m-%dT%H:%M}", "zone": zone}
 
 
 def default_duration(options: list[Option]) -> int:

@@ -3,6 +3,8 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from core.formats import EMAIL_MAX_LENGTH, text_problem
 from polls.models import Vote
@@ -18,9 +20,9 @@ def plain_text(*, multiline: bool = False):
     """A form field's validator: the API's rule on control characters (core.formats)."""
 
     def check(value: str) -> None:
-        problem = text_problem(value, multiline=multiline)
-        if problem:
-            raise ValidationError(problem)
+        if text_problem(value, multiline=multiline):  # the API's rule, in the page's language
+            raise ValidationError(_("must not contain control characters or line breaks") if not multiline
+                                  else _("must not contain control characters other than line breaks and tabs"))
 
     return check
 
@@ -29,8 +31,8 @@ ONE_LINE, LINES = [plain_text()], [plain_text(multiline=True)]
 
 
 class AnswerForm(forms.Form):
-    name = forms.CharField(max_length=NAME_MAX_LENGTH, strip=True, validators=ONE_LINE)
-    email = forms.EmailField(max_length=EMAIL_MAX_LENGTH, required=False)
+    name = forms.CharField(label=_("Your name"), max_length=NAME_MAX_LENGTH, strip=True, validators=ONE_LINE)
+    email = forms.EmailField(label=_("E-mail"), max_length=EMAIL_MAX_LENGTH, required=False)
 
     def __init__(self, *args, require_email: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -40,12 +42,12 @@ class AnswerForm(forms.Form):
 class LinkForm(forms.Form):
     """"Send me my link": the address given with the answer."""
 
-    email = forms.EmailField(max_length=EMAIL_MAX_LENGTH)
+    email = forms.EmailField(label=_("E-mail"), max_length=EMAIL_MAX_LENGTH)
 
 
 class CommentForm(forms.Form):
-    name = forms.CharField(max_length=COMMENT_NAME_MAX_LENGTH, strip=True, validators=ONE_LINE)
-    text = forms.CharField(max_length=COMMENT_MAX_LENGTH, strip=True, validators=LINES)
+    name = forms.CharField(label=_("Your name"), max_length=COMMENT_NAME_MAX_LENGTH, strip=True, validators=ONE_LINE)
+    text = forms.CharField(label=_("Comment"), max_length=COMMENT_MAX_LENGTH, strip=True, validators=LINES)
 
 
 def read_votes(data, options, allow_tentative: bool, current: dict | None = None) -> tuple[dict, list[str]]:
@@ -57,6 +59,6 @@ def read_votes(data, options, allow_tentative: bool, current: dict | None = None
     for option in options:
         value = data.get(option.id, "")
         if value and value not in offered and value != current.get(option.id):
-            problems.append(f"{value!r} is not an answer this poll offers")
+            problems.append(gettext("“%(value)s” is not an answer this poll offers") % {"value": value})
         votes[option.id] = value or None
     return votes, problems

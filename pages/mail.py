@@ -95,10 +95,14 @@ def _edit_links(poll: Poll, email: str, language: str | None) -> None:
 def send_sign_in_link(*, to: str, poll: Poll, token: str) -> None:
     link = f"{settings.APP_URL}/poll/{poll.pk}/sign-in/{token}"
     minutes = int(SIGN_IN_VALID.total_seconds() // 60)
-    subject = f"Sign in to manage “{poll.title}”"
-    body = (f"Hello,\n\nsomeone (hopefully you) asked to manage the poll “{poll.title}”.\n"
-            f"Open this link within {minutes} minutes to sign in; it works once:\n\n{link}\n\n"
-            "If you did not ask for it, ignore this e-mail: nothing happens without the link.\n")
+    # A title stored before control characters were refused must not stop the e-mail: a line
+    # break in a header is refused by Django (BadHeaderError).
+    title = one_line(poll.title)
+    subject = _("Sign in to manage “%(title)s”") % {"title": title}
+    body = (_("Hello,\n\nsomeone (hopefully you) asked to manage the poll “%(title)s”.") % {"title": title} + "\n"
+            + _("Open this link within %(minutes)d minutes to sign in; it works once:") % {"minutes": minutes}
+            + f"\n\n{link}\n\n"
+            + _("If you did not ask for it, ignore this e-mail: nothing happens without the link.") + "\n")
     in_background(_send, subject, body, to, poll.pk)
 
 
@@ -107,7 +111,7 @@ def send_edit_links(*, to: str, poll: Poll, links: list[tuple[str, str]], replac
     sent before stopped working)."""
     if not links:
         return
-    subject = _("Your private link to “%(title)s”") % {"title": poll.title}
+    subject = _("Your private link to “%(title)s”") % {"title": one_line(poll.title)}
     lines = "\n".join(f"{name}: {settings.APP_URL}/invite/{poll.pk}/edit/{token}" for name, token in links)
     body = (_("Hello,\n\nyou answered the poll “%(title)s”. With this link you can change or remove your answer; "
               "keep it, and share it with no one:") % {"title": poll.title}

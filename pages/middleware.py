@@ -9,6 +9,9 @@ to a crash.
   (no inline script, no inline style), forms posted here only, no framing; the Referer only
   to this origin (an edit link holds its token in the URL; `no-referrer` would make browsers
   send `Origin: null`, which the CSRF check refuses).
+- The page's language: the `django_language` cookie (the footer's menu sets it), else the
+  browser's Accept-Language, else English; active while the page is made
+  (`Content-Language`, `Vary: Accept-Language, Cookie`).
 - A crash or a database failure under a page is an HTML page (500, 503), not the API's
   JSON envelope; so is a form whose body config/wsgi.py refused (too large, too slow: 400),
   answered before any view or CSRF check runs."""
@@ -17,6 +20,9 @@ import logging
 
 from django.conf import settings
 from django.db import DatabaseError
+from django.utils import translation
+from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext as _
 
 from core.bulkhead import ANSWER_DELAY
 from core.dbguard import REFUSED
@@ -37,6 +43,14 @@ class PageMiddleware:
     def __call__(self, request):
         if not request.path.startswith(PAGE_PREFIXES):
             return self.get_response(request)
+        language = translation.get_language_from_request(request)
+        with translation.override(language):
+            response = self._page(request)
+        response["Content-Language"] = language
+        patch_vary_headers(response, ("Accept-Language", "Cookie"))
+        return response
+
+    def _page(self, request):
         if request.META.get(REFUSED):
             response = form_refused(request)
         elif request.method in ("GET", "HEAD") and (refusal := throttle.check_read(request)):
@@ -55,8 +69,8 @@ class PageMiddleware:
             return None
         if isinstance(exception, DatabaseError):
             logger.warning("page failed on the database: %s", exception)
-            return error_page(request, 503, "Try again later", "The service is busy or under maintenance; please "
-                              "try again in a moment.",
+            return error_page(request, 503, _("Try again later"), _("The service is busy or under maintenance; please "
+                              "try again in a moment."),
                               headers={"Retry-After": str(settings.DATABASE_UNAVAILABLE_RETRY_AFTER)})
         logger.exception("page crashed", extra={"path": request.path})
-        return error_page(request, 500, "Something went wrong", "The page could not be shown. Please try again.")
+        return error_page(request, 500, _("Something went wrong"), _("The page could not be shown. Please try again."))

@@ -27,7 +27,7 @@ from pages.editing import ADD_ROWS, deadline_label, deadline_zone, default_durat
 from pages.forms import LINES, ONE_LINE
 from pages.invitations import send_cancellations, send_invitations
 from pages.mail import request_sign_in_link
-from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, scores
+from pages.views import DONE, HONEYPOT, error_page, guarded, not_found, problem, scores
 from polls import selectors
 from polls import services as poll_services
 from polls.models import Comment, Participant, Poll
@@ -40,9 +40,9 @@ SESSION_KEY = "pages_organizer"  # the signed-in organizer's user id, in Django'
 SESSION_IDLE = timedelta(days=14)  # a session unused this long ends
 PARTICIPANTS_PAGE = 50
 ORGANIZER_DONE = {
-    "closed": "The poll is closed.", "reopened": "The poll is open again.", "scheduled": "The poll is scheduled.",
-    "canceled": "The event is called off.", "edited": "Your changes are saved.",
-    "participant-removed": "The participant is removed.", "comment-removed": "The comment is removed.",
+    "closed": _("The poll is closed."), "reopened": _("The poll is open again."), "scheduled": _("The poll is scheduled."),
+    "canceled": _("The event is called off."), "edited": _("Your changes are saved."),
+    "participant-removed": _("The participant is removed."), "comment-removed": _("The comment is removed."),
     "duplicated": _("This is the new poll: the same details, settings and options, no answers yet. Share its "
                     "invite link."),
     "options": _("The options are saved."),
@@ -56,23 +56,24 @@ ORGANIZER_DONE = {
 
 
 class SignInForm(forms.Form):
-    email = forms.EmailField(max_length=EMAIL_MAX_LENGTH)
+    email = forms.EmailField(label=_("Your e-mail address"), max_length=EMAIL_MAX_LENGTH)
 
 
 class DetailsForm(forms.Form):
-    title = forms.CharField(max_length=TITLE_MAX_LENGTH, validators=ONE_LINE)
-    description = forms.CharField(max_length=DESCRIPTION_MAX_LENGTH, required=False, widget=forms.Textarea,
-                                  validators=LINES)
-    location = forms.CharField(max_length=LOCATION_MAX_LENGTH, required=False, validators=ONE_LINE)
+    title = forms.CharField(label=_("Title"), max_length=TITLE_MAX_LENGTH, validators=ONE_LINE)
+    description = forms.CharField(label=_("Description"), max_length=DESCRIPTION_MAX_LENGTH, required=False,
+                                  widget=forms.Textarea, validators=LINES)
+    location = forms.CharField(label=_("Location"), max_length=LOCATION_MAX_LENGTH, required=False,
+                               validators=ONE_LINE)
 
 
 # The five settings (`polls.rules.SETTINGS`) as the organizer reads them.
 SETTING_LABELS = {
-    "require_email": "Participants must give an e-mail address",
-    "hide_participants": "Hide participants' names and answers from each other",
-    "hide_scores": "Hide the totals until a participant has answered",
-    "disable_comments": "Turn comments off",
-    "allow_tentative_votes": "Allow “If need be” answers",
+    "require_email": _("Participants must give an e-mail address"),
+    "hide_participants": _("Hide participants' names and answers from each other"),
+    "hide_scores": _("Hide the totals until a participant has answered"),
+    "disable_comments": _("Turn comments off"),
+    "allow_tentative_votes": _("Allow “If need be” answers"),
 }
 for _column, _label in SETTING_LABELS.items():
     DetailsForm.base_fields[_column] = forms.BooleanField(required=False, label=_label)
@@ -189,8 +190,8 @@ def sign_in_link(request, poll: Poll, token: str):
 
 
 def _dead_link(request, poll):
-    return error_page(request, 403, "Link not valid", "This sign-in link was used already, has expired (links work "
-                      "for 15 minutes) or is incomplete. Ask for a new one.", poll=poll, back_to_manage=True)
+    return error_page(request, 403, _("Link not valid"), _("This sign-in link was used already, has expired (links work "
+                      "for 15 minutes) or is incomplete. Ask for a new one."), poll=poll, back_to_manage=True)
 
 
 @require_POST
@@ -241,8 +242,8 @@ ACTIONS = {  # action -> run(poll, POST data), which returns the key of the noti
 def act(request, poll: Poll):
     who = organizer(request, poll)
     if who is None:
-        return error_page(request, 403, "Sign in first", "Only the poll's organizers can do this; sign in with "
-                          "your e-mail address.", poll=poll, back_to_manage=True)
+        return error_page(request, 403, _("Sign in first"), _("Only the poll's organizers can do this; sign in with "
+                          "your e-mail address."), poll=poll, back_to_manage=True)
     action = request.POST.get("action", "")
     try:
         if action in ACTIONS:
@@ -271,23 +272,23 @@ def act(request, poll: Poll):
         elif action == "remove-participant":
             participant = Participant.objects.filter(poll=poll, pk=request.POST.get("participant", "")).first()
             if participant is None:
-                raise ServiceError("this participant is not one of the poll's")
+                raise ServiceError(str(_("this participant is not one of the poll's")))
             poll_services.delete_response(participant=participant)
             done = "participant-removed"
         elif action == "remove-comment":
             comment = Comment.objects.filter(poll=poll, pk=request.POST.get("comment", "")).first()
             if comment is None:
-                raise ServiceError("this comment is not one of the poll's")
+                raise ServiceError(str(_("this comment is not one of the poll's")))
             poll_services.delete_comment(comment=comment)
             done = "comment-removed"
         elif action == "delete":
             poll_services.delete_poll(poll=poll)
             return render(request, "pages/deleted.html", {"title": poll.title})
         else:
-            return error_page(request, 400, "Not sent", "This form is not one of the page's.", poll=poll,
+            return error_page(request, 400, _("Not sent"), _("This form is not one of the page's."), poll=poll,
                               back_to_manage=True)
     except ServiceError as error:
-        return render_manage(request, selectors.find_invited_poll(poll.pk), who, problems=[str(error)], status=409)
+        return render_manage(request, selectors.find_invited_poll(poll.pk), who, problems=[problem(error)], status=409)
     return redirect(f"/poll/{poll.pk}?done={done}")
 
 
@@ -307,7 +308,7 @@ class _Echo:
 def answers_csv(request, poll: Poll):
     """Every participant with e-mail, time and vote per option, streamed 500 at a time."""
     if organizer(request, poll) is None:
-        return error_page(request, 403, "Sign in first", "Only the poll's organizers can download the answers.",
+        return error_page(request, 403, _("Sign in first"), _("Only the poll's organizers can download the answers."),
                           poll=poll, back_to_manage=True)
     zone = display_zone(poll)
     options = list(poll.options.all())

@@ -18,5 +18,6 @@ urlpatterns = [
     path("poll/<str:poll_id>/confirm", confirm.confirm, name="confirm"),
     path("poll/<str:poll_id>/unsubscribe/<str:token>", unsubscribe.unsubscribe, name="unsubscribe"),
     path("poll/<str:poll_id>/answers.csv", organizer.answers_csv, name="answers-csv"),
+    path("language", views.language, name="language"),
     re_path(r"^(invite|poll)/", views.not_found),  # anything else under the pages: the HTML 404
 ]

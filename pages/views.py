@@ -9,6 +9,9 @@ from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.csrf import csrf_failure as django_csrf_failure
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -23,21 +26,31 @@ from pages.selectors import token_participant
 from polls import selectors
 from polls import services as poll_services
 from polls.models import Poll, Vote
+from polls.rules import InappropriateContent
 
 logger = logging.getLogger("service.pages")
 
 COOKIE_MAX_AGE = 365 * 24 * 3600
 DONE = {
-    "saved": "Thank you, your answer is saved.",
-    "updated": "Your answer is updated.",
-    "removed": "Your answer is removed.",
-    "commented": "Your comment is posted.",
-    "link-sent": "If this address answered this poll, a new private link is on its way to it. "
-                 "Links sent before no longer work.",
+    "saved": gettext_lazy("Thank you, your answer is saved."),
+    "updated": gettext_lazy("Your answer is updated."),
+    "removed": gettext_lazy("Your answer is removed."),
+    "commented": gettext_lazy("Your comment is posted."),
+    "link-sent": gettext_lazy("If this address answered this poll, a new private link is on its way to it. "
+                              "Links sent before no longer work."),
 }
 
 
 # --- Errors -------------------------------------------------------------------------------
+
+
+def problem(error: ServiceError) -> str:
+    """A service's refusal as the page says it: content moderation in the page's language;
+    the rest (races with another change: rare) as the service words it."""
+    if isinstance(error, InappropriateContent):
+        fields = [part.split(":", 1)[0] for part in str(error).split("; ")]
+        return _("Not accepted by our content filter: %(fields)s.") % {"fields": ", ".join(fields)}
+    return str(error)
 
 
 def error_page(request, status: int, title: str, message: str, *, poll=None, headers=None, back_to_manage=False):
@@ -49,36 +62,43 @@ def error_page(request, status: int, title: str, message: str, *, poll=None, hea
 
 
 def not_found(request, exception=None):
-    return error_page(request, 404, "Poll not found",
-                      "This link leads to no poll: it may have been deleted, or the address is incomplete.")
+    return error_page(request, 404, _("Poll not found"),
+                      _("This link leads to no poll: it may have been deleted, or the address is incomplete."))
 
 
 def form_refused(request, exception=None):
     """A form the service would not read: its body too large or too slow to arrive
     (config/wsgi.py), or more fields than Django accepts (Django's 400)."""
-    return error_page(request, 400, "Not accepted",
-                      "What you sent could not be read: more than this form takes, or too slow to arrive. "
-                      "Go back, shorten it and send it again.")
+    return error_page(request, 400, _("Not accepted"),
+                      _("What you sent could not be read: more than this form takes, or too slow to arrive. "
+                      "Go back, shorten it and send it again."))
 
 
 def csrf_failure(request, reason=""):
     """CSRF_FAILURE_VIEW: the pages' own 403; the back office keeps Django's."""
     if not request.path.startswith(("/invite/", "/poll/")):
         return django_csrf_failure(request, reason)
-    return error_page(request, 403, "Form expired",
-                      "Your form could not be checked (cookies may be off, or the page was open too long). "
-                      "Go back, reload the page and send it again.")
+    return error_page(request, 403, _("Form expired"),
+                      _("Your form could not be checked (cookies may be off, or the page was open too long). "
+                      "Go back, reload the page and send it again."))
 
 
 def refused(request, refusal: throttle.Refusal, poll):
     if refusal.scope == "store":
-        return error_page(request, 503, "Try again later", "We cannot take requests right now; please try again "
-                          "in a minute.", poll=poll, headers={"Retry-After": str(refusal.retry_after)})
+        return error_page(request, 503, _("Try again later"), _("We cannot take requests right now; please try again "
+                          "in a minute."), poll=poll, headers={"Retry-After": str(refusal.retry_after)})
     wait = refusal.retry_after
-    when = f"{wait} seconds" if wait < 120 else (f"{-(-wait // 60)} minutes" if wait < 7200 else f"{-(-wait // 3600)} hours")
-    who = "from your network" if refusal.scope == "address" else "for this poll"
-    return error_page(request, 429, "Too many requests",
-                      f"We received too many requests {who} in a short time. Please try again in {when}.",
+    if wait < 120:
+        when = ngettext("%(count)d second", "%(count)d seconds", wait) % {"count": wait}
+    elif wait < 7200:
+        when = ngettext("%(count)d minute", "%(count)d minutes", -(-wait // 60)) % {"count": -(-wait // 60)}
+    else:
+        when = ngettext("%(count)d hour", "%(count)d hours", -(-wait // 3600)) % {"count": -(-wait // 3600)}
+    if refusal.scope == "address":
+        message = _("We received too many requests from your network in a short time. Please try again in %(when)s.")
+    else:
+        message = _("We received too many requests for this poll in a short time. Please try again in %(when)s.")
+    return error_page(request, 429, _("Too many requests"), message % {"when": when},
                       poll=poll, headers={"Retry-After": str(wait)})
 
 
@@ -90,7 +110,7 @@ def guarded(request, poll, kind: str = "answer"):
         return refused(request, refusal, poll)
     if request.POST.get(HONEYPOT):
         logger.info("honeypot filled", extra={"poll_id": poll.pk})
-        return error_page(request, 400, "Not sent", "Your form could not be accepted.", poll=poll)
+        return error_page(request, 400, _("Not sent"), _("Your form could not be accepted."), poll=poll)
     return None
 
 
@@ -133,8 +153,8 @@ def invite(request, poll_id: str, token: str | None = None):
     token = token if from_link else request.COOKIES.get(_cookie(poll))
     me = token_participant(poll, token)
     if from_link and me is None:
-        return error_page(request, 404, "Link not valid", "This edit link does not open an answer: the answer may "
-                          "have been removed, or the link is incomplete.", poll=poll)
+        return error_page(request, 404, _("Link not valid"), _("This edit link does not open an answer: the answer may "
+                          "have been removed, or the link is incomplete."), poll=poll)
     if request.method == "POST":
         return _post_answer(request, poll, me, token)
     response = render_invite(request, poll, me=me, token=token if me else None)
@@ -148,12 +168,12 @@ def invite(request, poll_id: str, token: str | None = None):
 def _post_answer(request, poll, me, token):
     action = request.POST.get("action", "create")
     if action not in ("create", "update", "delete"):
-        return error_page(request, 400, "Not sent", "This form is not one of the page's.", poll=poll)
+        return error_page(request, 400, _("Not sent"), _("This form is not one of the page's."), poll=poll)
     if action != "create" and me is None:
-        return error_page(request, 403, "Not your answer", "Only the person who gave an answer can change it, "
-                          "with the private link they received.", poll=poll)
+        return error_page(request, 403, _("Not your answer"), _("Only the person who gave an answer can change it, "
+                          "with the private link they received."), poll=poll)
     if poll.status != Poll.Status.OPEN:
-        return error_page(request, 409, "Poll closed", "This poll no longer accepts or changes answers.", poll=poll)
+        return error_page(request, 409, _("Poll closed"), _("This poll no longer accepts or changes answers."), poll=poll)
     if action == "delete" and request.POST.get("confirmed") != "yes":  # a second step, with or without JavaScript
         return render(request, "pages/confirm_remove.html", {"poll": poll, "me": me})
     guard = guarded(request, poll)
@@ -163,7 +183,7 @@ def _post_answer(request, poll, me, token):
         try:
             services.remove_answer(participant=me)
         except ServiceError as error:
-            return error_page(request, 409, "Not removed", str(error), poll=poll)
+            return error_page(request, 409, _("Not removed"), problem(error), poll=poll)
         return _forget(redirect(_invite_url(poll, done="removed")), poll)
     current = {vote.option_id: vote.type for vote in me.votes.all()} if me and action == "update" else {}
     form = AnswerForm(request.POST, require_email=poll.require_email and action == "create")
@@ -182,7 +202,7 @@ def _post_answer(request, poll, me, token):
                 mail.send_edit_links(to=data["email"], poll=poll, links=[(me.name, token)])
             return _remember(request, redirect(_invite_url(poll, done=done) + "#you"), poll, token)
         except ServiceError as error:
-            problems.append(str(error))
+            problems.append(problem(error))
     return render_invite(request, poll, me=me if action == "update" else None, token=token if action == "update" else None,
                          form=form, posted_votes=votes, problems=problems, status=400)
 
@@ -269,9 +289,9 @@ def comment(request, poll_id: str):
     if poll is None:
         return not_found(request)
     if poll.disable_comments:
-        return error_page(request, 403, "Comments are off", "This poll does not take comments.", poll=poll)
+        return error_page(request, 403, _("Comments are off"), _("This poll does not take comments."), poll=poll)
     if poll.status != Poll.Status.OPEN:
-        return error_page(request, 409, "Poll closed", "This poll no longer takes comments.", poll=poll)
+        return error_page(request, 409, _("Poll closed"), _("This poll no longer takes comments."), poll=poll)
     guard = guarded(request, poll)
     if guard:
         return guard
@@ -282,7 +302,7 @@ def comment(request, poll_id: str):
             poll_services.add_comment(poll=poll, name=form.cleaned_data["name"], text=form.cleaned_data["text"])
             return redirect(_invite_url(poll, done="commented") + "#comments")
         except ServiceError as error:
-            problems.append(str(error))
+            problems.append(problem(error))
     token = request.COOKIES.get(_cookie(poll))
     me = token_participant(poll, token)
     return render_invite(request, poll, me=me, token=token if me else None, comment_form=form,
@@ -309,6 +329,21 @@ def send_link(request, poll_id: str):
     email = form.cleaned_data["email"]
     mail.request_edit_links(poll=poll, email=email)
     return redirect(_invite_url(poll, done="link-sent") + "#lost")
+
+
+@require_GET
+def language(request):
+    """The footer's language menu (a GET form: no token, so every page stays the same for
+    everyone): the `django_language` cookie, then back to the page (`next`, this site's only)."""
+    chosen = request.GET.get("language", "")
+    back = request.GET.get("next") or request.META.get("HTTP_REFERER", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = "/"
+    response = redirect(back)
+    if chosen in dict(settings.LANGUAGES):
+        response.set_cookie(settings.LANGUAGE_COOKIE_NAME, chosen, max_age=settings.LANGUAGE_COOKIE_AGE, path="/",
+                            samesite="Lax", secure=request.is_secure())
+    return response
 
 
 @require_GET

@@ -46,9 +46,9 @@ def new_page(chromium, tmp_path_factory, request):
     cookies: another person's browser). Each is screenshot when the test ends."""
     contexts = []
 
-    def make(width: int = 1280, zone: str = "Europe/Berlin", javascript: bool = True):
+    def make(width: int = 1280, zone: str = "Europe/Berlin", javascript: bool = True, locale: str = "en-US"):
         context = chromium.new_context(viewport={"width": width, "height": 900}, timezone_id=zone,
-                                       java_script_enabled=javascript)
+                                       java_script_enabled=javascript, locale=locale)
         context.set_default_timeout(20_000)
         contexts.append(context)
         page = context.new_page()
@@ -217,6 +217,27 @@ def edit_links(folder, poll_id: str, token: str, after: bool = False) -> str:
             return links[-1] if after else links[tokens.index(token)]
         time.sleep(0.2)
     raise AssertionError("no edit link in bin/serve's output")
+
+
+def test_the_browsers_language_and_the_menu(served, new_page):
+    poll = create_poll(served)
+    page = new_page(locale="de-DE")  # Accept-Language: de-DE
+    page.goto(f"{served[0]}/invite/{poll['id']}")
+    assert page.inner_text("h2#options-h") == "Ihre Verfügbarkeit" and page.get_attribute("html", "lang") == "de"
+    assert "Mo 2. Jun 2031" in page.inner_text("table.grid")  # dates in the language
+    page.select_option("#language", "fr")  # the script sends the menu at once
+    page.wait_for_function("document.documentElement.lang === 'fr'")
+    assert page.inner_text("h2#options-h") == "Vos disponibilités" and "lun 2 juin 2031" in page.inner_text("table.grid")
+    page.fill("#id_name", "Amélie")
+    page.click("button.primary")
+    page.wait_for_selector("#you")
+    assert "Merci, votre réponse est enregistrée." in page.inner_text("main")  # the cookie holds through the redirect
+    plain = new_page(locale="de-DE", javascript=False)  # without the script: the menu's button
+    plain.goto(f"{served[0]}/invite/{poll['id']}")
+    plain.select_option("#language", "es")
+    plain.click("form.language button")
+    plain.wait_for_selector("html[lang=es]")
+    assert plain.inner_text("h2#options-h") == "Tu disponibilidad"
 
 
 def test_hidden_settings_hide(served, new_page):

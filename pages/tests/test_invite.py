@@ -103,11 +103,11 @@ def test_a_blank_option_is_no_answer(make_poll, api, client):
 
 
 @pytest.mark.parametrize(("fields", "problem"), [
-    ({"name": ""}, "Name: This field is required."),
-    ({"name": "x" * 256}, "Name: Ensure this value has at most 255 characters"),
+    ({"name": ""}, "Your name: This field is required."),
+    ({"name": "x" * 256}, "Your name: Ensure this value has at most 255 characters"),
     ({"email": "not-an-address"}, "E-mail"),
-    ({"name": "Ada\r\nLovelace"}, "Name: must not contain control characters or line breaks"),
-    ({"name": "Ada\x1b[31m"}, "Name: must not contain control characters or line breaks"),
+    ({"name": "Ada\r\nLovelace"}, "Your name: must not contain control characters or line breaks"),
+    ({"name": "Ada\x1b[31m"}, "Your name: must not contain control characters or line breaks"),
 ])
 def test_a_bad_answer_is_refused_and_nothing_changes(make_poll, client, fields, problem):
     poll = make_poll()
@@ -339,12 +339,12 @@ def test_a_comment_is_listed_under_the_grid(make_poll, client):
 
 
 @pytest.mark.parametrize(("fields", "problem"), [
-    ({"text": "what a badword"}, "text: flagged by content moderation"),
-    ({"name": "Rude Phrase man"}, "name: flagged by content moderation"),
-    ({"text": ""}, "Text: This field is required."),
+    ({"text": "what a badword"}, "Not accepted by our content filter: text."),
+    ({"name": "Rude Phrase man"}, "Not accepted by our content filter: name."),
+    ({"text": ""}, "Comment: This field is required."),
     ({"text": "x" * 1001}, "at most 1000 characters"),
-    ({"name": "Ada\nL"}, "Name: must not contain control characters or line breaks"),
-    ({"text": "Friday\x07 suits me"}, "Text: must not contain control characters other than line breaks and tabs"),
+    ({"name": "Ada\nL"}, "Your name: must not contain control characters or line breaks"),
+    ({"text": "Friday\x07 suits me"}, "Comment: must not contain control characters other than line breaks and tabs"),
 ])
 def test_a_bad_comment_is_refused(make_poll, client, fields, problem):
     poll = make_poll(disableComments=False)

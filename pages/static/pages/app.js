@@ -20,7 +20,7 @@
     var button = document.createElement("button");
     button.type = "submit";
     button.className = "small";
-    button.textContent = input.getAttribute("data-own").replace("%(zone)s", own);
+    button.textContent = input.getAttribute("data-own").replace("{zone}", own);
     button.addEventListener("click", function () { input.value = own; });
     form.appendChild(button);
   }
