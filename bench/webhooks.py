@@ -21,6 +21,14 @@ the last arrival. Delay: `--latency-events` recorded one at a time at random mom
 `--runs N` repeats each mode N times (a fresh process each) and prints every run and the
 medians: on a shared machine single runs vary. Each run reports the 1-minute load average
 at its start, so a busy machine shows in the numbers.
+
+`--attack` measures fairness instead (issue 74): space A has `--attack-endpoints` endpoints
+at a receiver that accepts and never answers, and queues a test ping every second (its 60
+requests a minute) for `--attack-seconds`; space B records `poll.created` events at random
+moments (`--interval`) before the attack (for a baseline) and during it. It reports B's
+delays (commit to arrival: median and maximum; the target under attack is a median under
+1 s and a maximum under 5 s) and the most connections A's receiver held at once. With
+Celery, the sweeper runs every 15 s in this process, as Celery beat would run it.
 """
 
 import argparse
@@ -83,6 +91,43 @@ class Receiver:
                     return True
             time.sleep(0.005)
         return False
+
+
+class SilentReceiver:
+    """Accepts every connection, reads what comes and never answers; counts the connections
+    open at once."""
+
+    def __init__(self):
+        import socket
+
+        self.open = self.peak = self.connections = 0
+        self.lock = threading.Lock()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        threading.Thread(target=self._accept, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}/silent/"
+
+    def _accept(self) -> None:
+        while True:
+            conn, _ = self.listener.accept()
+            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
+
+    def _hold(self, conn) -> None:
+        # Counted a moment after it opens: a sender's next attempt connects as soon as its
+        # deadline shut the last one, before this side's thread may have seen that close.
+        time.sleep(0.2)
+        with self.lock:
+            self.open += 1
+            self.connections += 1
+            self.peak = max(self.peak, self.open)
+        try:
+            while conn.recv(65536):
+                pass
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            with self.lock:
+                self.open -= 1
 
 
 def prepare_environment(mode: str) -> dict:
@@ -197,6 +242,80 @@ def run_mode(mode: str, args) -> dict:
     }
 
 
+def run_attack(mode: str, args) -> dict:
+    """Space B's delays before and during space A's pings to receivers that never answer."""
+    load = os.getloadavg()[0]
+    env = prepare_environment(mode)
+    import django
+
+    django.setup()
+    from spaces.services import create_space
+    from webhooks import jobs
+    from webhooks.services import create_endpoint, queue_ping
+
+    receiver, silent = Receiver(), SilentReceiver()
+    tag = time.time_ns()
+    attacker = create_space(name="Attacker", owner_email=f"attacker-{tag}@example.com", pro=True)
+    targets = [create_endpoint(space=attacker, url=f"{silent.url}{n}")[0] for n in range(args.attack_endpoints)]
+    other = create_space(name="Other", owner_email=f"other-{tag}@example.com", pro=True)
+    create_endpoint(space=other, url=receiver.url)
+    dispatcher = start_dispatcher(mode, env, args.concurrency)
+    rng = random.Random(1)
+    stop = threading.Event()
+
+    def measure(seconds: float, start: int) -> list[str]:
+        """B's events at random moments for `seconds`: their ids, with commit times kept."""
+        ids, until = [], time.monotonic() + seconds
+        while time.monotonic() < until:
+            time.sleep(rng.uniform(0, 2 * args.interval))
+            event_id, at = record(other.id, start + len(ids))
+            committed[event_id] = at
+            ids.append(event_id)
+        return ids
+
+    def attack() -> None:
+        n = 0
+        while not stop.wait(1.0):
+            queue_ping(endpoint=targets[n % len(targets)])
+            n += 1
+
+    def sweeper() -> None:  # Celery beat's job, every 15 s
+        while not stop.wait(15):
+            jobs.sweep()
+
+    committed: dict[str, float] = {}
+    try:
+        if not receiver.wait_for([record(other.id, 99999)[0]], timeout=60):  # the dispatcher is up
+            raise SystemExit(f"{mode}: the dispatcher did not deliver within 60 s")
+        baseline = measure(10, 1)
+        threads = [threading.Thread(target=attack, daemon=True)]
+        if mode == "celery":
+            threads.append(threading.Thread(target=sweeper, daemon=True))
+        for thread in threads:
+            thread.start()
+        attacked = measure(args.attack_seconds, 10**5)
+        stop.set()
+        if not receiver.wait_for(attacked, timeout=600):
+            raise SystemExit(f"{mode}: not every event of space B arrived within 600 s of the attack's end")
+    finally:
+        stop.set()
+        dispatcher.send_signal(signal.SIGTERM)
+        try:
+            dispatcher.wait(60)
+        except subprocess.TimeoutExpired:
+            dispatcher.kill()
+    if mode == "embedded":
+        shutil.rmtree(Path(env["DATABASE_URL"].removeprefix("sqlite:///")).parent, ignore_errors=True)
+
+    def delays(ids: list[str]) -> dict:
+        seconds = [receiver.arrivals[event_id] - committed[event_id] for event_id in ids]
+        return {"events": len(ids), "p50_s": round(statistics.median(seconds), 3), "max_s": round(max(seconds), 3)}
+
+    return {"mode": mode, "load_average": round(load, 2), "baseline": delays(baseline), "attacked": delays(attacked),
+            "attack": {"endpoints": args.attack_endpoints, "seconds": args.attack_seconds,
+                       "silent_connections": silent.connections, "silent_at_once": silent.peak}}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mode", choices=["both", "embedded", "celery"], default="both")
@@ -206,7 +325,12 @@ def main():
     parser.add_argument("--concurrency", type=int, default=8, help="Celery worker processes")
     parser.add_argument("--runs", type=int, default=1, help="runs per mode; the medians are reported")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--attack", action="store_true", help="measure fairness under an attack (see above)")
+    parser.add_argument("--attack-seconds", type=float, default=60)
+    parser.add_argument("--attack-endpoints", type=int, default=5)
     args = parser.parse_args()
+    if args.attack:
+        return attack_main(args)
     if args.mode != "both" and args.runs == 1:
         results = [run_mode(args.mode, args)]
     else:  # one process per run: Django's settings are per process
@@ -234,6 +358,27 @@ def main():
                   f"{statistics.median(r['delay_ms']['p50'] for r in runs):g} ms, p95 "
                   f"{statistics.median(r['delay_ms']['p95'] for r in runs):g} ms; load average "
                   f"{statistics.median(r['load_average'] for r in runs):g}")
+
+
+def attack_main(args) -> None:
+    if args.mode != "both":
+        results = [run_attack(args.mode, args)]
+    else:  # one process per mode: Django's settings are per process
+        argv = [sys.executable, __file__, "--attack", "--json", "--interval", str(args.interval), "--concurrency",
+                str(args.concurrency), "--attack-seconds", str(args.attack_seconds), "--attack-endpoints",
+                str(args.attack_endpoints), "--mode"]
+        results = [json.loads(subprocess.run([*argv, mode], check=True, capture_output=True, text=True).stdout)
+                   for mode in ("embedded", "celery")]
+    if args.json:
+        print(json.dumps(results[0] if len(results) == 1 else results))
+        return
+    for result in results:
+        base, hit, attack = result["baseline"], result["attacked"], result["attack"]
+        print(f"{result['mode']:>8} (load {result['load_average']}): other space's delay p50 {base['p50_s']} s, "
+              f"max {base['max_s']} s ({base['events']} events); under attack ({attack['endpoints']} silent "
+              f"endpoints pinged every second for {attack['seconds']:g} s) p50 {hit['p50_s']} s, max {hit['max_s']} s "
+              f"({hit['events']} events); the attacker's receiver held {attack['silent_at_once']} connections at "
+              f"once ({attack['silent_connections']} in all)")
 
 
 if __name__ == "__main__":

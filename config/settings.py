@@ -215,6 +215,11 @@ WEBHOOKS_LEASE_SECONDS = env.int("WEBHOOKS_LEASE_SECONDS", default=60)
 WEBHOOKS_EMBEDDED_THREADS = env.int("WEBHOOKS_EMBEDDED_THREADS", default=4)
 WEBHOOKS_POLL_SECONDS = env.float("WEBHOOKS_POLL_SECONDS", default=0.25)
 WEBHOOKS_SWEEP_TASKS = env.int("WEBHOOKS_SWEEP_TASKS", default=4)
+# Each space's and each endpoint's share of the senders: the batches one holds at once, over
+# every process (webhooks.services.shares), so that receivers that never answer cannot hold
+# every sender (the embedded dispatcher has WEBHOOKS_EMBEDDED_THREADS).
+WEBHOOKS_SPACE_SENDERS = env.int("WEBHOOKS_SPACE_SENDERS", default=2)
+WEBHOOKS_ENDPOINT_SENDERS = env.int("WEBHOOKS_ENDPOINT_SENDERS", default=1)
 WEBHOOKS_RETENTION_DAYS = env.int("WEBHOOKS_RETENTION_DAYS", default=30)
 
 # --- The app's pages (pages/, docs/app.md) ---------------------------------------------

@@ -34,16 +34,16 @@ logger = logging.getLogger("service.webhooks")
 # that leaves deliveries due) enqueues one task per this many, at most WEBHOOKS_SWEEP_TASKS.
 DELIVERIES_PER_TASK = 50
 
-# Claims the embedded dispatcher keeps in hand per sender thread (in flight or queued), so
-# that the senders never wait for the loop and the loop claims and records in batches. On
+# Claims the embedded dispatcher hands a sender thread at once: one batch, of one endpoint
+# (webhooks.services.claim_batches), so that the loop claims and records in batches. On
 # SQLite, where the loop records the outcomes, it also bounds what a crash re-sends: at
 # most the attempts made and not yet recorded, so at most this many per sender.
 CLAIMS_PER_SENDER = 3
-# While every sender still has a claim in hand, a sender finishing wakes the loop for a pass
+# While every sender still has a batch in hand, a sender's result wakes the loop for a pass
 # only once at least this share of the claims in hand has come back: each pass records the
-# outcomes handed over and claims as many again, a dozen statements whatever their number,
-# so under a backlog a pass per one or two attempts kept the loop's thread busier than the
-# senders (the process's ceiling is one core).
+# outcomes handed over, a dozen statements whatever their number, so under a backlog a
+# pass per one or two attempts kept the loop's thread busier than the senders (the
+# process's ceiling is one core). A sender done with its batch always wakes it.
 REFILL_SHARE = 0.5
 # How long a stopping dispatcher's sender threads wait for each other to close their
 # connections (Dispatcher._close_sender_connections).
@@ -112,10 +112,12 @@ def send_due() -> None:
         services.deliver_due()
 
 
-def enqueue_senders(due: int) -> None:
-    """Celery: `deliver_due` tasks for `due` deliveries, one per DELIVERIES_PER_TASK, at most
-    WEBHOOKS_SWEEP_TASKS, so that several workers send them side by side."""
-    for _ in range(min(math.ceil(due / DELIVERIES_PER_TASK), settings.WEBHOOKS_SWEEP_TASKS)):
+def enqueue_senders(due: int, *, endpoints: int = 1) -> None:
+    """Celery: `deliver_due` tasks for `due` deliveries to `endpoints` endpoints, one per
+    DELIVERIES_PER_TASK or per endpoint, at most WEBHOOKS_SWEEP_TASKS, so that several
+    workers send them side by side."""
+    wanted = max(math.ceil(due / DELIVERIES_PER_TASK), min(endpoints, due))
+    for _ in range(min(wanted, settings.WEBHOOKS_SWEEP_TASKS)):
         _enqueue("deliver_due")
 
 
@@ -175,10 +177,12 @@ class Dispatcher:
 
     def __init__(self, *, threads: int | None = None, poll_seconds: float | None = None):
         self.threads = threads or settings.WEBHOOKS_EMBEDDED_THREADS
-        self.capacity = self.threads * CLAIMS_PER_SENDER  # claims in hand at most
         self.poll_seconds = poll_seconds if poll_seconds is not None else settings.WEBHOOKS_POLL_SECONDS
         self._outstanding = 0  # claims handed to the senders whose results are not recorded yet
+        self._batches = 0  # batches handed to the senders and not done yet
         self._results: queue.SimpleQueue[services.Result | None] = queue.SimpleQueue()
+        self._done: queue.SimpleQueue[None] = queue.SimpleQueue()  # one item per batch done
+        self._again = False  # the last claim left senders idle while deliveries were passed over
         self._seen_version: int | None = None
         self._fanned_out_at = float("-inf")  # time.monotonic() of the last pass that fanned out events
         # PostgreSQL takes many writers: each sender records its own outcomes as they end.
@@ -225,6 +229,7 @@ class Dispatcher:
         """One pass: record what the senders handed over, fan out, claim as many as there is
         room for. Then the loop waits (`idle`): the room comes back with the results."""
         db.close_old_connections()
+        self._again = False
         _work.clear()  # this pass sees what was committed so far; a later `wake` sets it again
         self._seen_version = _data_version()  # before reading: a commit from now on wakes `idle`
         services.finish(self._collect())
@@ -235,13 +240,17 @@ class Dispatcher:
             self._fanned_out_at = time.monotonic()
         made = services.fan_out() if events else []
         services.finish(self._collect())  # what ended meanwhile: a crash would send it again
-        room = self.capacity - self._outstanding
+        room = self.threads - self._batches
         if room <= 0 or not (due or made):
-            return  # a sender handing over its result wakes the loop; or nothing to claim
-        claims = services.claim_due(limit=room)
-        for claim in claims:
-            self._outstanding += 1
-            pool.submit(self._attempt, claim, stop)
+            return  # a sender done with its batch wakes the loop; or nothing to claim
+        batches = services.claim_batches(senders=room, per_batch=CLAIMS_PER_SENDER)
+        # Fewer batches than idle senders: the claim may have passed over deliveries behind
+        # those of a space that reached its share meanwhile; the next pass comes at once.
+        self._again = 0 < len(batches) < room
+        for batch in batches:
+            self._batches += 1
+            self._outstanding += len(batch)
+            pool.submit(self._send_batch, batch, stop)
 
     def heartbeat(self) -> None:
         """Record that the loop turns, at most every HEARTBEAT_SECONDS (a loop stuck in a
@@ -256,6 +265,8 @@ class Dispatcher:
         """Wait up to `poll_seconds` for a reason to look again: work committed in this
         process, enough results handed over (`_refill_due`), or on SQLite another process's
         commit (checked every CHANGE_CHECK_SECONDS, after the fan-out's batch window)."""
+        if self._again:
+            return
         deadline = time.monotonic() + self.poll_seconds
         batching_until = self._fanned_out_at + FAN_OUT_BATCH_SECONDS
         sqlite = self._seen_version is not None
@@ -266,17 +277,25 @@ class Dispatcher:
                 return
 
     def _refill_due(self) -> bool:
-        """Whether the results handed over are worth a pass: a sender may be out of claims
-        (fewer unfinished claims than senders), or REFILL_SHARE of the claims came back."""
-        returned = self._results.qsize()
-        unfinished = self._outstanding - returned
-        return unfinished < self.threads or returned >= self.capacity * REFILL_SHARE
+        """Whether the results handed over are worth a pass: a sender is done with its batch
+        (it may take another), or REFILL_SHARE of the claims in hand came back."""
+        return not self._done.empty() or self._results.qsize() >= self._outstanding * REFILL_SHARE
+
+    def _send_batch(self, batch: list[services.Claim], stop: threading.Event) -> None:
+        """In a sender thread: make the batch's attempts one after another (one endpoint's:
+        its kept-alive connection serves them all), then tell the loop this sender is free."""
+        try:
+            for claim in batch:
+                self._attempt(claim, stop)
+        finally:
+            self._done.put(None)
+            _wake.set()
 
     def _attempt(self, claim: services.Claim, stop: threading.Event) -> None:
-        """In a sender thread: make the attempt, unless the loop is stopping or the claim
-        waited too long in the queue (then it is given back, by the loop), and hand over
-        the result; on PostgreSQL, record it first (nothing is left to hand over), so that
-        a crash re-sends only the attempts in flight."""
+        """Make the attempt, unless the loop is stopping or the claim waited too long (then
+        it is given back, by the loop), and hand over the result; on PostgreSQL, record it
+        first (nothing is left to hand over), so that a crash re-sends only the attempts
+        in flight."""
         result = None
         try:
             if stop.is_set() or not services.lease_allows_attempt(claim):
@@ -323,6 +342,12 @@ class Dispatcher:
 
     def _collect(self) -> list[services.Result]:
         """The results the senders handed over since the last call."""
+        while True:
+            try:
+                self._done.get_nowait()
+            except queue.Empty:
+                break
+            self._batches -= 1
         results = []
         while True:
             try:

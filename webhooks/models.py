@@ -156,6 +156,9 @@ class Delivery(models.Model):
         indexes = [
             models.Index(fields=["status", "next_attempt_at"], name="delivery_due"),
             models.Index(fields=["endpoint", "-created_at"], name="delivery_endpoint_recent"),
+            # The deliveries in a worker's hands (their leases): partial, so it holds those alone
+            # (webhooks.services.shares counts them at every claim).
+            models.Index(fields=["claimed_until"], name="delivery_claimed", condition=models.Q(claimed_until__isnull=False)),
         ]
         verbose_name_plural = "deliveries"
 

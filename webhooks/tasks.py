@@ -14,14 +14,20 @@ def fan_out_event(event_id: str) -> None:
     (webhooks.dispatch.FAN_OUT_QUEUED_KEY), with a countdown when another started less than
     FAN_OUT_BATCH_SECONDS ago (FAN_OUT_RECENT_KEY): fan out every waiting event (this one among
     them, unless another worker is at it already), the first batch with its deliveries
-    claimed in the same transaction; enqueue `deliver_due` tasks for the deliveries left
-    due (webhooks.dispatch.enqueue_senders); send its own, then whatever else is due."""
+    claimed in the same transaction (one endpoint's, within the shares of the senders);
+    enqueue `deliver_due` tasks for the deliveries left due (webhooks.dispatch.enqueue_senders);
+    send its own, then whatever else is due."""
     dispatch.fan_out_starting()  # before looking for events: any committed later enqueues anew
-    claims = services.fan_out_and_claim()
-    if services.fan_out_all() or len(claims) == services.CLAIM_BATCH:
-        # A burst: one task stands for all its events now, so what this one did not claim
-        # other workers send beside it (the tasks of the burst's other events used to).
-        dispatch.enqueue_senders(selectors.due_delivery_count())
+    claims, left = services.fan_out_and_claim_batch()
+    # Other endpoints' deliveries: other workers send them beside this one (a sender per
+    # endpoint), so that none waits behind this batch's receiver, which may take the whole
+    # timeout to answer. In a burst one task stands for all its events, so its due
+    # deliveries are counted.
+    endpoints = len({delivery.endpoint_id for delivery in left})
+    if services.fan_out_all():
+        dispatch.enqueue_senders(selectors.due_delivery_count(), endpoints=endpoints)
+    elif left:
+        dispatch.enqueue_senders(len(left), endpoints=endpoints)
     services.send_many(claims)
     services.deliver_due()
 

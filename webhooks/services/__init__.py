@@ -24,12 +24,14 @@ from webhooks.services.delivery import (
     CLAIM_BATCH,
     USER_AGENT,
     attempt,
+    claim_batches,
     claim_due,
     close_abandoned,
     deliver_due,
     fan_out,
     fan_out_all,
     fan_out_and_claim,
+    fan_out_and_claim_batch,
     forget_heartbeats,
     heartbeat,
     lease_allows_attempt,
@@ -57,8 +59,8 @@ from webhooks.services.pings import queue_ping, resend_delivery, send_ping
 
 __all__ = [
     "CLAIM_BATCH", "DISABLE_AFTER_FAILURES", "INTERRUPTED", "SECRET_OVERLAP",
-    "USER_AGENT", "Claim", "EndpointLimitReached", "Result", "announce", "attempt", "claim_due", "clean_event_types", "clean_url",
+    "USER_AGENT", "Claim", "EndpointLimitReached", "Result", "announce", "attempt", "claim_batches", "claim_due", "clean_event_types", "clean_url",
     "close_abandoned", "create_endpoint", "delete_endpoint", "deliver_due", "disable_endpoint", "enable_endpoint",
-    "fan_out", "fan_out_all", "fan_out_and_claim", "finish", "forget_heartbeats", "heartbeat", "lease_allows_attempt", "poll_event", "purge", "queue_ping", "record", "record_event",
+    "fan_out", "fan_out_all", "fan_out_and_claim", "fan_out_and_claim_batch", "finish", "forget_heartbeats", "heartbeat", "lease_allows_attempt", "poll_event", "purge", "queue_ping", "record", "record_event",
     "resend_delivery", "rotate_secret", "send", "send_many", "send_ping", "update_endpoint", "url_checked_ahead",
 ]

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from core import metrics
@@ -25,6 +25,7 @@ from core.ids import random_id
 from webhooks import selectors, sender, signing
 from webhooks.models import PING, Attempt, Delivery, DispatcherHeartbeat, Endpoint, Event
 from webhooks.services.outcomes import INTERRUPTED, Claim, Result, count_failure, finish, record
+from webhooks.services.shares import Shares
 
 logger = logging.getLogger("service.webhooks")
 
@@ -58,7 +59,15 @@ def fan_out_and_claim(*, limit: int = CLAIM_BATCH, claim: int = CLAIM_BATCH) -> 
     (made with this worker's lease and their first attempt started), saving a claim's
     round trips: what a Celery worker does when an event commits. The rest are due for
     any worker."""
-    return _fan_out(limit=limit, claim=claim)[2]
+    return fan_out_and_claim_batch(limit=limit, claim=claim)[0]
+
+
+def fan_out_and_claim_batch(*, limit: int = CLAIM_BATCH, claim: int = CLAIM_BATCH) -> tuple[list[Claim], list[Delivery]]:
+    """`fan_out_and_claim`, and the new deliveries left unclaimed: the claim is one
+    sender's batch, of one endpoint within the shares (`claim_batches`)."""
+    _events, deliveries, claims = _fan_out(limit=limit, claim=claim)
+    claimed = {claim.delivery.pk for claim in claims}
+    return claims, [delivery for delivery in deliveries if delivery.pk not in claimed]
 
 
 def _fan_out(*, limit: int, claim: int) -> tuple[int, list[Delivery], list[Claim]]:
@@ -84,12 +93,25 @@ def _fan_out(*, limit: int, claim: int) -> tuple[int, list[Delivery], list[Claim
             for endpoint in receivers.get(event.space_id, ())
             if endpoint.enabled_at <= event.created_at and event.type in endpoint.event_types
         ]
-        for delivery in deliveries[:claim]:
+        claimed = _fan_out_batch(deliveries, claim, now)
+        for delivery in claimed:
             delivery.claimed_until, delivery.claim_token, delivery.attempts = now + lease(), token, 1
         Delivery.objects.bulk_create(deliveries)
-        claimed = deliveries[:claim]
         attempts = Attempt.objects.bulk_create([Attempt(delivery=delivery, started_at=now) for delivery in claimed])
     return len(events), deliveries, [Claim(delivery=d, attempt=a, token=token) for d, a in zip(claimed, attempts)]
+
+
+def _fan_out_batch(deliveries: list[Delivery], claim: int, now: datetime) -> list[Delivery]:
+    """The new deliveries a fan-out claims for its own sender: one batch (up to `claim`, of
+    one endpoint) within the shares (webhooks.services.shares), the first events first."""
+    if not (claim and deliveries):
+        return []
+    batches = Shares.held(now).batches(
+        [(delivery.pk, delivery.endpoint_id, delivery.endpoint.space_id) for delivery in deliveries],
+        senders=1, per_batch=claim,
+    )
+    picked = set(batches[0]) if batches else set()
+    return [delivery for delivery in deliveries if delivery.pk in picked]
 
 
 def lease() -> timedelta:
@@ -97,38 +119,60 @@ def lease() -> timedelta:
 
 
 def claim_due(*, limit: int = 1, delivery_id: str | None = None) -> list[Claim]:
-    """Claim up to `limit` due deliveries, the longest due first (or the one given, if it
-    is due): one transaction gives each a lease and starts its attempt, so no other worker
-    can send it until this one finishes or the lease expires. An attempt left unfinished
-    by a worker that died is closed as interrupted."""
+    """One sender's batch (`claim_batches`): up to `limit` due deliveries of one endpoint,
+    the longest due first (or the one given, if it is due and its shares allow)."""
+    batches = claim_batches(senders=1, per_batch=limit, delivery_id=delivery_id)
+    return batches[0] if batches else []
+
+
+def claim_batches(*, senders: int, per_batch: int, delivery_id: str | None = None) -> list[list[Claim]]:
+    """Claim batches for up to `senders` senders: each up to `per_batch` due deliveries of
+    one endpoint under a claim token of its own, the longest due first, within each space's
+    and endpoint's share of the senders (webhooks.services.shares). One transaction gives
+    each a lease and starts its attempt, so no other worker can send it until this one
+    finishes or the lease expires. An attempt left unfinished by a worker that died is
+    closed as interrupted."""
     now = timezone.now()
     due = selectors.due_deliveries(now)
     if delivery_id is not None:
         due = due.filter(pk=delivery_id)
     if not due.exists():  # a plain read first, so that an idle loop never takes the write lock
         return []
-    token = random_id()
     with transaction.atomic():
+        shares = Shares.held(now)
         # Locked where the database can (PostgreSQL: concurrent workers take different
-        # rows; SQLite's transaction holds the database's write lock instead). Each id says
-        # whether the delivery was claimed before (its lease expired: a worker died on it).
-        candidates = dict(
-            due.select_for_update(skip_locked=True).order_by("next_attempt_at").values_list("pk", "claimed_until")[:limit]
+        # rows; SQLite's transaction holds the database's write lock instead). A delivery
+        # claimed before had a worker die on it (its lease expired).
+        candidates = list(
+            shares.without_full(due).select_for_update(skip_locked=True, of=("self",)).order_by("next_attempt_at")
+            .values_list("pk", "endpoint_id", "endpoint__space_id", "claimed_until")[:senders * per_batch]
         )
-        if not candidates:
+        batches = shares.batches([row[:3] for row in candidates], senders=senders, per_batch=per_batch)
+        if not batches:
             return []
-        claimed = Delivery.objects.filter(pk__in=list(candidates))
-        claimed.update(claimed_until=now + lease(), claim_token=token, attempts=F("attempts") + 1)
+        tokens = {pk: token for batch, token in zip(batches, [random_id() for _ in batches]) for pk in batch}
+        claimed = Delivery.objects.filter(pk__in=list(tokens))
+        claimed.update(claimed_until=now + lease(), claim_token=_tokens(batches, tokens), attempts=F("attempts") + 1)
         deliveries = list(claimed.select_related("event", "endpoint__space__subscription"))
-        # A delivery whose lease expired had a worker die on it.
-        interrupted = [pk for pk, claimed_until in candidates.items() if claimed_until is not None]
+        interrupted = [row[0] for row in candidates if row[3] is not None and row[0] in tokens]
         if interrupted:
             Attempt.objects.filter(delivery_id__in=interrupted, finished_at__isnull=True).update(
                 finished_at=now, duration_ms=None, error=INTERRUPTED
             )
         attempts = [Attempt(delivery=delivery, started_at=now) for delivery in deliveries]
         Attempt.objects.bulk_create(attempts)
-    return [Claim(delivery=d, attempt=a, token=token) for d, a in zip(deliveries, attempts)]
+    claims: dict[str, list[Claim]] = {}
+    for delivery, attempt in zip(deliveries, attempts):
+        token = tokens[delivery.pk]
+        claims.setdefault(token, []).append(Claim(delivery=delivery, attempt=attempt, token=token))
+    return list(claims.values())
+
+
+def _tokens(batches: list[list[str]], tokens: dict[str, str]):
+    """The claim token of each batch's deliveries: a value, or one CASE for several batches."""
+    if len(batches) == 1:
+        return tokens[batches[0][0]]
+    return Case(*(When(pk__in=batch, then=Value(tokens[batch[0]])) for batch in batches))
 
 
 def lease_allows_attempt(claim: Claim) -> bool:

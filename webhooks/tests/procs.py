@@ -4,6 +4,8 @@
     python -m webhooks.tests.procs work     # prints "ready", waits for a line on stdin,
                                             # then fans out and claims until nothing is left
     python -m webhooks.tests.procs state
+    python -m webhooks.tests.procs attack SILENT_URL HOOK_URL ENDPOINTS PINGS
+    python -m webhooks.tests.procs record SPACE EVENTS GAP
 
 Each prints one JSON document. DATABASE_URL chooses the database, as for the service.
 """
@@ -59,8 +61,38 @@ def state() -> dict:
     }
 
 
+def attack(silent_url: str, hook_url: str, endpoints: str, pings: str) -> dict:
+    """Space A with ENDPOINTS endpoints at SILENT_URL (a receiver that never answers), PINGS
+    test pings queued to each; space B with one endpoint at HOOK_URL. Returns B's id."""
+    from spaces import services as space_services
+    from webhooks import services
+
+    attacker = space_services.create_space(name="Attacker", owner_email="a@example.com", pro=True)
+    for n in range(int(endpoints)):
+        endpoint = services.create_endpoint(space=attacker, url=f"{silent_url}{n}")[0]
+        for _ in range(int(pings)):
+            services.queue_ping(endpoint=endpoint)
+    other = space_services.create_space(name="Other", owner_email="b@example.com", pro=True)
+    services.create_endpoint(space=other, url=hook_url)
+    return {"space": other.id}
+
+
+def record(space_id: str, events: str, gap: str) -> list:
+    """Record EVENTS events of the space, GAP seconds apart: [event id, time.time() before
+    the write] each."""
+    from webhooks import services
+
+    recorded = []
+    for n in range(int(events)):
+        started = time.time()
+        event = services.record_event(space_id=space_id, type="poll.created", poll_id=f"fair{n:08d}")
+        recorded.append([event.id, started])
+        time.sleep(float(gap))
+    return recorded
+
+
 if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
     django.setup()
     command, *args = sys.argv[1:]
-    print(json.dumps({"seed": seed, "work": work, "state": state}[command](*args)))
+    print(json.dumps({"seed": seed, "work": work, "state": state, "attack": attack, "record": record}[command](*args)))

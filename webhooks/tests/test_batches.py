@@ -151,7 +151,7 @@ def deliver_with_celery_fan_out() -> int:
     return services.send_many(services.fan_out_and_claim()) + services.deliver_due()
 
 
-@pytest.mark.parametrize(("work_off", "statements"), [(run_worker, 21), (deliver_with_celery_fan_out, 15)],
+@pytest.mark.parametrize(("work_off", "statements"), [(run_worker, 22), (deliver_with_celery_fan_out, 16)],
                          ids=["claim", "fan-out-and-claim"])
 def test_a_batch_costs_a_constant_plus_one_statement_per_outcome(receiver, hook, space, work_off, statements):
     """Fan out, claim (or both at once), send and record a batch, then find nothing more
@@ -160,6 +160,7 @@ def test_a_batch_costs_a_constant_plus_one_statement_per_outcome(receiver, hook,
     transaction elsewhere."""
     receiver.expect_request("/hook").respond_with_data("ok")
     per_outcome = 1 if connection.vendor == "postgresql" else 6
+    claim_lock = 1 if connection.vendor == "postgresql" else 0  # webhooks.services.shares.CLAIM_LOCK
 
     def queries_for(events: int) -> int:
         for n in range(events):
@@ -169,50 +170,55 @@ def test_a_batch_costs_a_constant_plus_one_statement_per_outcome(receiver, hook,
         return len(queries)
 
     one, batch = queries_for(1), queries_for(services.CLAIM_BATCH)
-    assert (one, batch - one) == (statements - 6 + per_outcome, (services.CLAIM_BATCH - 1) * per_outcome)
+    assert (one, batch - one) == (statements - 6 + per_outcome + claim_lock, (services.CLAIM_BATCH - 1) * per_outcome)
     assert Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == 1 + services.CLAIM_BATCH
 
 
 @pytest.mark.django_db(transaction=True)
-def test_under_a_backlog_the_embedded_loop_claims_in_half_batches(receiver, hook, space, monkeypatch):
-    """The embedded dispatcher under a backlog: after its first pass fills its senders' room,
-    a pass comes once half of the claims in hand are back (or a sender may be out of them),
-    not for every result handed over; so every claim but the backlog's last takes at least
-    half the room, on SQLite each pass records that many outcomes, and every event arrives
-    once."""
+def test_under_a_backlog_the_embedded_loop_hands_each_sender_a_batch_of_one_endpoint(receiver, make_endpoint, space,
+                                                                                      settings, monkeypatch):
+    """The embedded dispatcher under a backlog to several endpoints: its first pass gives
+    every sender a batch (CLAIMS_PER_SENDER claims of one endpoint, under a token of their
+    own), a pass comes when a sender is done with its batch (or half the claims in hand are
+    back), not for every result handed over, and every event arrives once."""
+    settings.WEBHOOKS_SPACE_SENDERS = 4  # the space may use every sender: one per endpoint
     receiver.expect_request("/hook").respond_with_data("ok")
-    events, threads = 60, 4
+    threads, endpoints, events = 4, 4, 15
+    for n in range(endpoints):
+        make_endpoint(receiver.url_for("/hook") + f"?n={n}")
     for n in range(events):
         record(space, n)
+    deliveries = endpoints * events
     claims, recorded = [], []
-    claim_due, finish = services.claim_due, services.finish
+    claim_batches, finish = services.claim_batches, services.finish
 
     def counted_claim(**kwargs):
-        claimed = claim_due(**kwargs)
-        claims.append(len(claimed))
-        return claimed
+        batches = claim_batches(**kwargs)
+        claims.append([(len({c.delivery.endpoint_id for c in b}), len({c.token for c in b}), len(b)) for b in batches])
+        return batches
 
     def counted_finish(results):
         recorded.append(len(results))
         finish(results)
 
-    monkeypatch.setattr(services, "claim_due", counted_claim)
+    monkeypatch.setattr(services, "claim_batches", counted_claim)
     monkeypatch.setattr(services, "finish", counted_finish)
     stop = threading.Event()
     dispatcher = dispatch.Dispatcher(threads=threads, poll_seconds=30)  # no pass for the poll's sake
-    room = dispatcher.capacity
-    assert room == threads * dispatch.CLAIMS_PER_SENDER
     thread = dispatcher.start(stop)
     try:  # the test's thread reads no table meanwhile (SQLite's shared in-memory test database locks tables)
-        wait_until(lambda: len(receiver.log) >= events, 30, interval=0.02, message="the backlog was not worked off")
+        wait_until(lambda: len(receiver.log) >= deliveries, 60, interval=0.02, message="the backlog was not worked off")
     finally:
         stop.set()
         dispatch.wake()
         thread.join()
-    made = [size for size in claims if size]
-    assert made[0] == room and sum(made) == events
-    assert all(size >= room * dispatch.REFILL_SHARE for size in made[:-1]), made
+    made = [batches for batches in claims if batches]
+    assert made[0] == [(1, 1, dispatch.CLAIMS_PER_SENDER)] * threads  # every sender a whole batch
+    assert all(size <= dispatch.CLAIMS_PER_SENDER and (ends, tokens) == (1, 1)
+               for batches in made for ends, tokens, size in batches), made
+    assert sum(size for batches in made for _e, _t, size in batches) == deliveries
     if connection.vendor == "sqlite":  # the loop records the outcomes (elsewhere each sender its own)
-        assert sum(recorded) == events and len([size for size in recorded if size]) <= events / (room / 2) + 2, recorded
-    assert len(receiver.log) == events
-    assert Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == events
+        passes = [size for size in recorded if size]
+        assert sum(recorded) == deliveries and len(passes) <= deliveries / dispatch.CLAIMS_PER_SENDER + 2, recorded
+    assert len(receiver.log) == deliveries
+    assert Delivery.objects.filter(status=Delivery.Status.SUCCEEDED).count() == deliveries

@@ -19,8 +19,10 @@ from webhooks.tests.fixtures import STOP_BOUND
 
 def test_workers_in_separate_processes_never_take_the_same_delivery(procs):
     procs.call("seed", "http://127.0.0.1:9/", "40", "3")
-    # Claims are held (nothing is sent): a lease longer than the test keeps them held.
-    workers = [procs.start("-m", "webhooks.tests.procs", "work", WEBHOOKS_LEASE_SECONDS="600", stdin=subprocess.PIPE)
+    # Claims are held (nothing is sent): a lease longer than the test keeps them held, and
+    # shares of the senders wider than the test lets every claim be made.
+    workers = [procs.start("-m", "webhooks.tests.procs", "work", WEBHOOKS_LEASE_SECONDS="600",
+                           WEBHOOKS_SPACE_SENDERS="1000", WEBHOOKS_ENDPOINT_SENDERS="1000", stdin=subprocess.PIPE)
                for _ in range(4)]
     results = [json.loads(out) for out in release_together(workers, timeout=60)]
     fanned = Counter(pk for result in results for pk in result["fanned"])
