@@ -34,7 +34,7 @@ def _fold(line: str) -> str:
     return "\r\n".join(out)
 
 
-def event_ics(poll: Poll, host: str) -> str:
+def event_ics(poll: Poll, host: str, sequence: int = 0) -> str:
     """A VEVENT of the poll's scheduled option: a date as an all-day event, a time in UTC,
     a floating time (a poll without a zone) as floating local time."""
     option = poll.scheduled_option
@@ -52,6 +52,7 @@ def event_ics(poll: Poll, host: str) -> str:
         "BEGIN:VEVENT",
         f"UID:{poll.pk}@{host}",  # the UID of the decision e-mails' invitations (pages/invitations.py): one event
         f"DTSTAMP:{ics_stamp(timezone.now())}",
+        f"SEQUENCE:{sequence}",  # the last invitation's: a calendar takes this file as that event's latest
         *when,
         f"SUMMARY:{_text(poll.title)}",
     ]

@@ -37,6 +37,11 @@ def addresses(poll: Poll) -> list[tuple[str, str]]:
     return list(found.values())
 
 
+def sequence(poll: Poll) -> int:
+    """The SEQUENCE of the poll's event as last e-mailed (0: never)."""
+    return Invitation.objects.filter(poll=poll).values_list("sequence", flat=True).first() or 0
+
+
 def invited(poll: Poll) -> list[str]:
     """The addresses the last invitation went to (none after a cancellation)."""
     invitation = Invitation.objects.filter(poll=poll).first()

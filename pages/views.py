@@ -16,7 +16,7 @@ from django.views.csrf import csrf_failure as django_csrf_failure
 from django.views.decorators.http import require_GET, require_http_methods
 
 from core.errors import ServiceError
-from pages import mail, services, throttle
+from pages import invitations, mail, services, throttle
 from pages.display import TZ_COOKIE, display_zone, option_label, valid_zone, zone_names
 from pages.editing import deadline_label
 from pages.forms import HONEYPOT, AnswerForm, CommentForm, LinkForm, read_votes
@@ -353,6 +353,6 @@ def event(request, poll_id: str):
     if poll is None or poll.status != Poll.Status.SCHEDULED or poll.scheduled_option is None:
         return not_found(request)
     host = settings.APP_URL.split("://", 1)[-1].split("/", 1)[0].split(":", 1)[0]
-    response = HttpResponse(event_ics(poll, host), content_type="text/calendar; charset=utf-8")
+    response = HttpResponse(event_ics(poll, host, invitations.sequence(poll)), content_type="text/calendar; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{poll.pk}.ics"'
     return response

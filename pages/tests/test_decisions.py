@@ -92,6 +92,9 @@ def test_invite_update_and_cancel_are_one_event(time_poll, mailoutbox, organizer
     assert invite.decoded("DTEND") == datetime(2031, 6, 2, 7, 30, tzinfo=UTC)
     assert str(invite["SUMMARY"]) == "Kick-off, call" and str(invite["LOCATION"]) == "Room; 4"
     assert str(invite["ORGANIZER"]) == f"mailto:{organizer_email}" and str(invite["ATTENDEE"]) == "mailto:cy@example.com"
+    downloaded = Calendar.from_ical(Client().get(f"/invite/{poll['id']}/event.ics").content).walk("VEVENT")[0]
+    assert (str(downloaded["UID"]), int(downloaded["SEQUENCE"])) == (uid, 1)  # the same event, as latest
+    assert downloaded.decoded("DTSTART") == invite.decoded("DTSTART")
 
     mailoutbox.clear()
     page, data = step(client, poll, "cancel")
