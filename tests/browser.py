@@ -2,6 +2,7 @@
 free port with a database of its own, Debian's Chromium, and an API call helper."""
 
 import contextlib
+import email
 import json
 import os
 import re
@@ -10,6 +11,8 @@ import socket
 import subprocess
 import urllib.error
 import urllib.request
+from email import policy
+from email.message import EmailMessage
 from pathlib import Path
 
 from tests.waiting import wait_until
@@ -68,3 +71,29 @@ def api(base: str, key: str, method: str, path: str, body: dict | None = None) -
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read())
+
+
+def mails(path: Path) -> list[EmailMessage]:
+    """Every e-mail Django's file backend wrote into the folder `path`, or its console backend
+    into bin/serve's output `path`, parsed as a mail client would. Each message ends with a
+    line of 79 dashes; in bin/serve's output, log lines may come before one."""
+    found = []
+    for each in sorted(path.iterdir(), key=lambda p: p.stat().st_mtime) if path.is_dir() else [path]:
+        for raw in re.split(rb"\n-{79}\n", each.read_bytes())[:-1]:  # the last piece is not a whole message
+            lines = raw.strip().split(b"\n")
+            first = next((n for n, line in enumerate(lines) if re.match(rb"[A-Za-z-]+: ", line)), None)
+            if first is not None:
+                found.append(email.message_from_bytes(b"\n".join(lines[first:]) + b"\n", policy=policy.default))
+    return found
+
+
+def wait_for_mail(path: Path, match, timeout: float = 45) -> EmailMessage:
+    """The first e-mail in `path` (as `mails` reads it) that `match` accepts, waiting for it."""
+    def matching() -> EmailMessage | None:
+        return next((message for message in mails(path) if match(message)), None)
+
+    return wait_until(matching, timeout, interval=0.3, message=f"no such e-mail in {path}")
+
+
+def text_of(message: EmailMessage) -> str:
+    return message.get_body(preferencelist=("plain",)).get_content()

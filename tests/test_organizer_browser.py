@@ -3,15 +3,12 @@ against the service started the README's way (`bin/serve`, e-mail into files): e
 of issue 78 (confirmation steps, the answers grid, the deadline, options, duplicating,
 notifications, the decision e-mails), with and without JavaScript."""
 
-import email
 import re
 import time
-from email import policy
-from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, api, serve
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, api, mails, serve, text_of, wait_for_mail
 
 pytestmark = pytest.mark.browser
 
@@ -56,30 +53,6 @@ def new_page(chromium, tmp_path_factory, request):
         for page in context.pages:
             page.screenshot(path=str(folder / f"{request.node.name}-{index}.png"), full_page=True)
         context.close()
-
-
-def mails(folder: Path) -> list[email.message.EmailMessage]:
-    """Every e-mail the file backend wrote, parsed as a mail client would."""
-    found = []
-    for path in sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime):
-        for raw in re.split(rb"\n-{79}\n", path.read_bytes()):
-            if raw.strip():
-                found.append(email.message_from_bytes(raw.strip() + b"\n", policy=policy.default))
-    return found
-
-
-def wait_for_mail(folder: Path, match, timeout: float = 45) -> email.message.EmailMessage:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for message in mails(folder):
-            if match(message):
-                return message
-        time.sleep(0.3)
-    raise AssertionError(f"no such e-mail; got {[m['Subject'] for m in mails(folder)]}")
-
-
-def text_of(message) -> str:
-    return message.get_body(preferencelist=("plain",)).get_content()
 
 
 def create_poll(served, **fields) -> dict:

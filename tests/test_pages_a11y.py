@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, api, serve
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, api, mails, serve, text_of
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -99,13 +100,13 @@ def answer(page, base: str, poll: dict, name: str, votes: dict, email: str = "")
 
 
 def sign_in_link(folder, poll_id: str) -> str:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        links = re.findall(rf"http://\S+/poll/{poll_id}/sign-in/[A-Za-z0-9_-]+", (folder / "serve.log").read_text())
-        if links:
-            return links[-1].replace("http://localhost", "http://127.0.0.1")
-        time.sleep(0.2)
-    raise AssertionError("no sign-in link in bin/serve's output")
+    """The newest sign-in link of the e-mails bin/serve printed (the console backend)."""
+    def links() -> list[str]:
+        return [link for message in mails(folder / "serve.log")
+                for link in re.findall(rf"http://\S+/poll/{poll_id}/sign-in/[A-Za-z0-9_-]+", text_of(message))]
+
+    return wait_until(links, 15, interval=0.2, message="no sign-in link in bin/serve's e-mails")[-1].replace(
+        "http://localhost", "http://127.0.0.1")
 
 
 def test_no_violation_and_no_wider_than_a_phone_in_any_state(served, page, tmp_path_factory):

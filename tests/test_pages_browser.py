@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, api, serve
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, api, mails, serve, text_of
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
@@ -208,90 +208,17 @@ def test_the_edit_link_copied_emailed_and_sent_again(served, new_page, tmp_path_
 
 
 def edit_links(folder, poll_id: str, token: str, after: bool = False) -> str:
-    """The edit link e-mailed with `token` (or, `after`, the newest one e-mailed after it)."""
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        links = re.findall(rf"http://\S+/invite/{poll_id}/edit/[A-Za-z0-9_-]{{32}}", (folder / "serve.log").read_text())
-        tokens = [found.rsplit("/", 1)[1] for found in links]
+    """The edit link e-mailed with `token` (or, `after`, the newest one e-mailed after it), from
+    the e-mails bin/serve printed (the console backend)."""
+    def found() -> str | None:
+        links = [link for message in mails(folder / "serve.log")
+                 for link in re.findall(rf"http://\S+/invite/{poll_id}/edit/[A-Za-z0-9_-]{{32}}", text_of(message))]
+        tokens = [link.rsplit("/", 1)[1] for link in links]
         if token in tokens and (not after or tokens[-1] != token):
             return links[-1] if after else links[tokens.index(token)]
-        time.sleep(0.2)
-    raise AssertionError("no edit link in bin/serve's output")
+        return None
 
-
-def test_the_browsers_language_and_the_menu(served, new_page):
-    poll = create_poll(served)
-    page = new_page(locale="de-DE")  # Accept-Language: de-DE
-    page.goto(f"{served[0]}/invite/{poll['id']}")
-    assert page.inner_text("h2#options-h") == "Ihre Verfügbarkeit" and page.get_attribute("html", "lang") == "de"
-    assert "Mo 2. Jun 2031" in page.inner_text("table.grid")  # dates in the language
-    page.select_option("#language", "fr")  # the script sends the menu at once
-    page.wait_for_function("document.documentElement.lang === 'fr'")
-    assert page.inner_text("h2#options-h") == "Vos disponibilités" and "lun 2 juin 2031" in page.inner_text("table.grid")
-    page.fill("#id_name", "Amélie")
-    page.click("button.primary")
-    page.wait_for_selector("#you")
-    assert "Merci, votre réponse est enregistrée." in page.inner_text("main")  # the cookie holds through the redirect
-    plain = new_page(locale="de-DE", javascript=False)  # without the script: the menu's button
-    plain.goto(f"{served[0]}/invite/{poll['id']}")
-    plain.select_option("#language", "es")
-    plain.click("form.language button")
-    plain.wait_for_selector("html[lang=es]")
-    assert plain.inner_text("h2#options-h") == "Tu disponibilidad"
-
-
-def test_hidden_settings_hide(served, new_page):
-    base = served[0]
-    secret = create_poll(served, hideParticipants=True)
-    blind = create_poll(served, hideScores=True)
-    for poll in (secret, blind):
-        first = new_page()
-        first.goto(f"{base}/invite/{poll['id']}")
-        first.fill("#id_name", "Grace")
-        choose(first, poll["options"][0]["id"], "yes")
-        first.click("button.primary")
-        first.wait_for_selector("#you")
-    other = new_page()
-    other.goto(f"{base}/invite/{secret['id']}")
-    assert "Grace" not in other.inner_text("main") and re.search(r"\b1\s+yes", other.inner_text("table.grid"))
-    other.goto(f"{base}/invite/{blind['id']}")
-    assert not re.search(r"\b1\s+yes", other.inner_text("main")) and "Top choice" not in other.inner_text("main")
-    other.fill("#id_name", "Linus")
-    other.click("button.primary")
-    other.wait_for_selector("#you")
-    assert re.search(r"\b1\s+yes", other.inner_text("table.grid"))
-
-
-def test_a_closed_poll_is_read_only(served, new_page):
-    base, _, env = served
-    poll = create_poll(served, disableComments=False)
-    subprocess.run([".venv/bin/python", "manage.py", "polls", "close", poll["id"]], cwd=ROOT, env=env, check=True,
-                   capture_output=True)
-    page = new_page(width=360)
-    page.goto(f"{base}/invite/{poll['id']}")
-    assert "This poll is closed" in page.inner_text("main")
-    assert page.locator("input[type=radio]").count() == 0 and page.locator("textarea").count() == 0
-
-
-def test_past_the_limit_a_friendly_429_page(served, new_page):
-    poll = create_poll(served, disableComments=False)
-    page = new_page()
-    for n in range(PER_POLL_PER_MINUTE + 1):
-        page.goto(f"{served[0]}/invite/{poll['id']}#comments")
-        page.fill("#c-name", "Ada")
-        page.fill("#c-text", f"Comment {n}")
-        with page.expect_navigation() as navigation:
-            page.click("text=Post comment")
-    assert navigation.value.status == 429
-    assert page.inner_text("h1") == "Too many requests"
-    assert "try again in" in page.inner_text("main")
-    with page.expect_navigation():
-        page.click("text=Back to")
-    page.wait_for_selector("article.comment")
-    assert page.locator("article.comment").count() == PER_POLL_PER_MINUTE
-
-
-# --- The organizer's page ------------------------------------------------------------------------
+    return wait_until(found, 15, interval=0.2, message="no edit link in bin/serve's e-mails")
 
 
 def manage_py(env, *args) -> dict:
@@ -300,13 +227,16 @@ def manage_py(env, *args) -> dict:
     return json.loads(done.stdout)
 
 
-def sign_in_link(folder, poll_id: str, seen: int) -> str:
-    """The newest sign-in link bin/serve printed (the console e-mail backend) after `seen` links."""
-    def printed() -> list[str]:
-        links = re.findall(rf"http://\S+/poll/{poll_id}/sign-in/[A-Za-z0-9_-]+", (folder / "serve.log").read_text())
-        return links if len(links) > seen else []
+def sign_in_links(folder, poll_id: str) -> list[str]:
+    """The sign-in links of the e-mails bin/serve printed (the console backend), oldest first."""
+    return [link for message in mails(folder / "serve.log")
+            for link in re.findall(rf"http://\S+/poll/{poll_id}/sign-in/[A-Za-z0-9_-]+", text_of(message))]
 
-    return wait_until(printed, 15, interval=0.2, message="no sign-in link in bin/serve's output")[-1]
+
+def sign_in_link(folder, poll_id: str, seen: int) -> str:
+    """The newest sign-in link e-mailed after the first `seen` ones."""
+    return wait_until(lambda: sign_in_links(folder, poll_id)[seen:], 15, interval=0.2,
+                      message="no new sign-in link in bin/serve's e-mails")[-1]
 
 
 def ask_for_link(page, base: str, poll_id: str, email: str) -> str:
@@ -332,7 +262,7 @@ def test_an_organizer_runs_the_poll(served, receiver, new_page, tmp_path_factory
     invite.wait_for_selector("#you")
 
     page = new_page()
-    seen = len(re.findall(r"/sign-in/", (folder / "serve.log").read_text()))
+    seen = len(sign_in_links(folder, poll["id"]))
     known = ask_for_link(page, base, poll["id"], "demo@example.com")
     assert known == ask_for_link(new_page(), base, poll["id"], "nobody@example.com")  # the same answer
     link = sign_in_link(folder, poll["id"], seen).replace("http://localhost", "http://127.0.0.1")
