@@ -26,7 +26,7 @@ DATE_TIME_PATTERN = r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\
 # would allow a final "\n".
 _DATE, _CLOCK, _DATE_TIME = (re.compile(pattern, re.ASCII) for pattern in (DATE_PATTERN, CLOCK_PATTERN, DATE_TIME_PATTERN))
 # The usual forms of DATE_TIME_PATTERN (UTC as `Z`, or a wall clock; `T`), which
-# `datetime.fromisoformat` reads as `_by_fields` does (tests/test_formats.py compares both),
+# `datetime.fromisoformat` reads as `_by_fields` does (core/tests/test_formats.py compares both),
 # checked by a pattern without groups.
 _USUAL_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?Z?", re.ASCII)
 

@@ -13,11 +13,11 @@ from django.conf import settings as django_settings
 from django.test import Client
 
 from conftest import Api, _routes, openapi_document
+from core.tests.test_logs import Lines
 from pages import mail
 from pages import views as page_views
 from pages.tests.conftest import answer, csrf
 from privateapi.tests.conftest import PrivateApi
-from tests.test_logs import Lines
 from webhooks.tests.fixtures import run_worker
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from core.bulkhead import BACK_OFFICE, PAGES, POLL_PAGES, SPACE_ID, UNKNOWN, Bulkhead
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
 
 
 def environ(path: str, key: str | None = None, space_id: str | None = None) -> dict:

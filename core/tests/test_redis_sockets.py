@@ -13,7 +13,7 @@ import redis
 from core.brokers import celery_broker_url, redis_url
 from tests.redisproc import start_redis
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(("given", "celery"), [
