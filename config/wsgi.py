@@ -10,7 +10,7 @@ from django.db import connections
 from gevent import Timeout
 from gevent.monkey import is_module_patched
 
-from core.bulkhead import ANSWER_DELAY, Bulkhead, bounded_semaphore, holding
+from core.bulkhead import ANSWER_DELAY, Bulkhead, FifoSemaphore, holding
 from core.dbguard import NO_SLOT, REFUSED, RequestDeadline
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -43,9 +43,9 @@ def _handler(environ):
 
 
 # Requests run through Django at once in this process; each may hold a database connection.
-# Under gevent (config/gunicorn.py) the semaphore is gevent's: the others wait their turn
-# cooperatively, with their bodies already read (core.bulkhead.bounded_semaphore).
-_slots = bounded_semaphore(settings.WEB_CONCURRENT_REQUESTS)
+# Under gevent (config/gunicorn.py) the others wait their turn
+# cooperatively and in arrival order, with their bodies already read (core.bulkhead).
+_slots = FifoSemaphore(settings.WEB_CONCURRENT_REQUESTS)
 # A space's requests take at most WEB_SPACE_CONCURRENT_REQUESTS of those slots at once, the
 # app's pages as many, one poll's pages half of those (core.bulkhead).
 _bulkhead = Bulkhead(settings.WEB_SPACE_CONCURRENT_REQUESTS)

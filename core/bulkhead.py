@@ -24,11 +24,12 @@ and dropped when no request holds or waits for it, so made-up poll ids cost no m
 
 import hashlib
 import threading
+from collections import deque
 from contextlib import contextmanager
 
-import gevent.lock
+import gevent.event
 from django.conf import settings
-from gevent.monkey import is_module_patched
+from gevent.monkey import get_original, is_module_patched
 
 #: Set in the WSGI environ by the request middleware: the space the request was
 #: authenticated as (None if it was not).
@@ -46,17 +47,61 @@ POLL_PAGES = "pages of poll "  # + the poll's id: one poll's pages, inside PAGES
 _MAX_KEYS = 100_000  # keys remembered per process (a few MB at most)
 _local = threading.local()  # per greenlet under gevent: the request's process slots
 
-Semaphore = threading.BoundedSemaphore | gevent.lock.BoundedSemaphore
+_os_lock = get_original("_thread", "allocate_lock")  # never yields to gevent's hub
 
 
-def bounded_semaphore(value: int) -> Semaphore:
-    """A bounded semaphore of the server's kind. In a gevent worker, gevent's own: the
-    standard library's, which monkey-patching rebuilds on gevent's locks in Python (a
-    `Condition` and a lock per waiter), cost 2.6 us a free acquire and release against
-    0.14 us, and more for each wait. Elsewhere (tests, another worker class), threading's."""
-    if is_module_patched("threading"):
-        return gevent.lock.BoundedSemaphore(value)
-    return threading.BoundedSemaphore(value)
+class FifoSemaphore:
+    """A bounded semaphore whose waiters are served in arrival order. A release hands its
+    slot straight to the longest waiter, and an arrival takes a free slot only when nobody
+    waits: no request is passed by those that came after it. (gevent's semaphore and
+    threading's let an arrival take a slot just released before the waiter it was meant for
+    runs: under a steady load a waiter could be passed again and again, for seconds.)
+
+    Waits are cooperative in a gevent worker (gevent's Event), a thread's otherwise. The
+    state is guarded by an operating-system lock held only for a few list operations,
+    never across a wait, so it never blocks a greenlet's hub."""
+
+    def __init__(self, value: int):
+        self._value = self._free = value
+        self._waiters: deque = deque()
+        self._lock = _os_lock()
+        self._event = gevent.event.Event if is_module_patched("threading") else threading.Event
+
+    def acquire(self, timeout: float | None = None) -> bool:
+        """Take a slot, waiting at most `timeout` seconds (None: no bound); whether it did."""
+        with self._lock:
+            if self._free and not self._waiters:
+                self._free -= 1
+                return True
+            if timeout is not None and timeout <= 0:
+                return False
+            waiter = self._event()
+            self._waiters.append(waiter)
+        try:
+            if waiter.wait(timeout):
+                return True
+        except BaseException:  # the greenlet killed: a slot handed over meanwhile passes on
+            if not self._withdraw(waiter):
+                self.release()
+            raise
+        return not self._withdraw(waiter)  # a slot handed over as the wait ran out is this one's
+
+    def _withdraw(self, waiter) -> bool:
+        """Take a waiter out of the queue; False if it was handed a slot first."""
+        with self._lock:
+            if waiter.is_set():
+                return False
+            self._waiters.remove(waiter)
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            if self._waiters:
+                self._waiters.popleft().set()  # the slot passes on; the count stays
+            elif self._free < self._value:
+                self._free += 1
+            else:
+                raise ValueError("semaphore released too many times")
 
 
 class Bulkhead:
@@ -64,7 +109,7 @@ class Bulkhead:
         self.per_compartment = per_compartment
         self.per_poll = per_poll or max(1, per_compartment // 2)
         self._lock = threading.Lock()
-        self._compartments: dict[str, Semaphore] = {}
+        self._compartments: dict[str, FifoSemaphore] = {}
         self._poll_users: dict[str, int] = {}  # requests holding or waiting for a poll's compartment
         self._space_of_key: dict[bytes, str] = {}
 
@@ -104,7 +149,7 @@ class Bulkhead:
             semaphore = self._compartments.get(name)
             if semaphore is None:
                 size = self.per_poll if of_poll else self.per_compartment
-                semaphore = self._compartments[name] = bounded_semaphore(size)
+                semaphore = self._compartments[name] = FifoSemaphore(size)
             if of_poll:
                 self._poll_users[name] = self._poll_users.get(name, 0) + 1
         if semaphore.acquire(timeout=timeout):
@@ -131,7 +176,7 @@ def _key_digest(environ) -> bytes:
 
 
 @contextmanager
-def holding(slots: Semaphore):
+def holding(slots: FifoSemaphore):
     """config/wsgi.py: the request runs holding one of these slots (see `slot_released`)."""
     _local.slots = slots
     try:

@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from core.bulkhead import BACK_OFFICE, PAGES, POLL_PAGES, SPACE_ID, UNKNOWN, Bulkhead
+from core.bulkhead import BACK_OFFICE, PAGES, POLL_PAGES, SPACE_ID, UNKNOWN, Bulkhead, FifoSemaphore
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 
@@ -44,16 +44,19 @@ def test_each_compartment_takes_at_most_its_cap():
     assert bulkhead.acquire("space1", timeout=0)
 
 
-def test_in_a_gevent_worker_the_slots_are_gevents_and_wait_cooperatively():
-    """Monkey-patched, as gunicorn's gevent workers are: gevent's semaphore (threading's is
-    rebuilt in Python on gevent's locks), with the same behaviour, and a wait that lets the
-    other greenlets run."""
-    script = textwrap.dedent("""
-        from gevent import monkey; monkey.patch_all()
-        import gevent, gevent.lock
-        from core.bulkhead import Bulkhead, bounded_semaphore
-        slots = bounded_semaphore(1)
-        assert type(slots) is gevent.lock.BoundedSemaphore, type(slots)
+def run_in_a_gevent_worker(script: str) -> None:
+    """`script` monkey-patched, as gunicorn's gevent workers are; it prints ok at its end."""
+    script = "from gevent import monkey; monkey.patch_all()\n" + textwrap.dedent(script)
+    out = subprocess.run([sys.executable, "-c", script], cwd=BASE_DIR, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_in_a_gevent_worker_the_slots_wait_cooperatively():
+    """A wait lets the other greenlets run, and the slots stay bounded."""
+    run_in_a_gevent_worker("""
+        import gevent
+        from core.bulkhead import Bulkhead, FifoSemaphore
+        slots = FifoSemaphore(1)
         bulkhead = Bulkhead(1)
         assert bulkhead.acquire("space1", timeout=0) and not bulkhead.acquire("space1", timeout=0.01)
         assert slots.acquire(timeout=0)
@@ -69,8 +72,47 @@ def test_in_a_gevent_worker_the_slots_are_gevents_and_wait_cooperatively():
         except ValueError:
             print("ok")
     """)
-    out = subprocess.run([sys.executable, "-c", script], cwd=BASE_DIR, capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_in_a_gevent_worker_waiters_are_served_in_arrival_order():
+    """A released slot goes to the longest waiter, never to a request that arrives after
+    the release, before that waiter runs again (gevent's own semaphore gave it to the
+    arrival: under a steady load a waiter was passed again and again)."""
+    run_in_a_gevent_worker("""
+        import gevent
+        from core.bulkhead import FifoSemaphore
+        slots = FifoSemaphore(1)
+        assert slots.acquire(timeout=0)
+        served = []
+
+        def request(name):
+            assert slots.acquire(timeout=5)
+            served.append(name)
+            gevent.sleep(0)  # others get to run, and to arrive, while it holds the slot
+            slots.release()
+
+        waiting = [gevent.spawn(request, name) for name in ("first", "second", "third")]
+        gevent.sleep(0)  # all three wait, in that order
+        slots.release()
+        assert not slots.acquire(timeout=0)  # an arrival after the release: the slot is the first's
+        late = gevent.spawn(request, "late")
+        gevent.joinall([*waiting, late], raise_error=True)
+        assert served == ["first", "second", "third", "late"], served
+        assert slots.acquire(timeout=0)  # every slot given back
+        slots.release()
+        print("ok")
+    """)
+
+
+def test_a_waiter_that_gives_up_leaves_the_queue():
+    """A waiter whose deadline passes is no longer served: the next release frees a slot
+    (for threads, as in the tests' own server)."""
+    slots = FifoSemaphore(1)
+    assert slots.acquire(timeout=0)
+    assert not slots.acquire(timeout=0.01)
+    slots.release()
+    assert slots.acquire(timeout=0)
+    slots.release()
 
 
 def test_a_polls_pages_wait_in_their_own_compartment_inside_the_pages():
