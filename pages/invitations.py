@@ -4,19 +4,20 @@ the date or time (in the poll's zone and in UTC) and an iCalendar invitation (RF
 `METHOD:REQUEST`, RFC 5546) made with the `icalendar` library; calling the event off sends a
 cancellation (`METHOD:CANCEL`) to those invited. One event per poll: the same `UID`, a
 higher `SEQUENCE` for each sending (a new option after reopening is an update). The e-mails
-are queued in the pages' outbox in the caller's transaction and sent by its job."""
+are queued in the pages' outbox in the caller's transaction and sent by its job, each in the
+language of the participant's invite page."""
 
 from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from icalendar import Calendar, Event, vCalAddress
 
 from pages import outbox
 from pages.display import Zone, option_label
-from pages.models import Invitation
+from pages.models import EditToken, Invitation
 from polls.models import Participant, Poll
 
 
@@ -28,12 +29,15 @@ def event_uid(poll: Poll) -> str:
     return f"{poll.pk}@{host()}"
 
 
-def addresses(poll: Poll) -> list[tuple[str, str]]:
-    """(name, e-mail address) of the participants who gave one, one entry per address."""
+def addresses(poll: Poll) -> list[tuple[str, str, str]]:
+    """(name, e-mail address, language) of the participants who gave an address, one entry
+    per address (its first answer's); the language is their invite page's ("" for an answer
+    given elsewhere)."""
+    languages = dict(EditToken.objects.filter(participant__poll=poll).values_list("participant_id", "language"))
     found = {}
-    for name, address in (Participant.objects.filter(poll=poll, email__isnull=False).exclude(email="")
-                          .order_by("created_at", "id").values_list("name", "email")):
-        found.setdefault(address.lower(), (name, address))
+    for pk, name, address in (Participant.objects.filter(poll=poll, email__isnull=False).exclude(email="")
+                              .order_by("created_at", "id").values_list("pk", "name", "email")):
+        found.setdefault(address.lower(), (name, address, languages.get(pk, "")))
     return list(found.values())
 
 
@@ -106,13 +110,20 @@ def _next(poll: Poll) -> Invitation:
     return invitation
 
 
-def _queue(poll: Poll, method: str, sequence: int, people: list[tuple[str, str]], template: str, subject: str):
-    context = {"poll": poll, "when": when(poll), "invite_url": _invite_url(poll)}
-    for name, address in people:
-        context["name"] = name
-        outbox.queue(to=address, subject=subject, poll_id=poll.pk, calendar=calendar(poll, method, sequence, (name, address)),
-                     text=render_to_string(f"pages/mail/{template}.txt", context),
-                     html=render_to_string(f"pages/mail/{template}.html", context))
+def _queue(poll: Poll, method: str, sequence: int, people: list[tuple[str, str, str]], template: str) -> None:
+    """One e-mail per (name, address, language) of `people`, each in that language (else the
+    organizer page's, this request's)."""
+    for name, address, language in people:
+        with translation.override(language or translation.get_language()):
+            context = {"poll": poll, "when": when(poll), "invite_url": _invite_url(poll), "name": name}
+            if method == "CANCEL":
+                subject = _("“%(title)s” is called off") % {"title": poll.title}
+            else:
+                subject = _("“%(title)s”: %(when)s") % {"title": poll.title, "when": context["when"]["local"]}
+            outbox.queue(to=address, subject=subject, poll_id=poll.pk,
+                         calendar=calendar(poll, method, sequence, (name, address)),
+                         text=render_to_string(f"pages/mail/{template}.txt", context),
+                         html=render_to_string(f"pages/mail/{template}.html", context))
 
 
 def send_invitations(poll: Poll) -> int:
@@ -123,10 +134,9 @@ def send_invitations(poll: Poll) -> int:
     if not people:
         return 0
     invitation = _next(poll)
-    invitation.invited, invitation.canceled = [address for _, address in people], False
+    invitation.invited, invitation.canceled = [address for _, address, _ in people], False
     invitation.save()
-    subject = _("“%(title)s”: %(when)s") % {"title": poll.title, "when": when(poll)["local"]}
-    _queue(poll, "REQUEST", invitation.sequence, people, "decision", subject)
+    _queue(poll, "REQUEST", invitation.sequence, people, "decision")
     return len(people)
 
 
@@ -138,11 +148,12 @@ def send_cancellations(poll: Poll) -> int:
     if not to or poll.scheduled_option is None:
         return 0
     invitation = _next(poll)
-    names = {address.lower(): name for name, address in addresses(poll)}
-    people = [(names.get(address.lower(), address), address) for address in to]
+    known = {address.lower(): (name, language) for name, address, language in addresses(poll)}
+    people = []
+    for address in to:
+        name, language = known.get(address.lower(), (address, ""))
+        people.append((name, address, language))
     invitation.canceled = True
     invitation.save()
-    subject = _("“%(title)s” is called off") % {"title": poll.title}
-    _queue(poll, "CANCEL", invitation.sequence, people, "canceled", subject)
+    _queue(poll, "CANCEL", invitation.sequence, people, "canceled")
     return len(people)
-

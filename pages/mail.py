@@ -83,12 +83,12 @@ def request_edit_links(*, poll: Poll, email: str) -> None:
 
 
 def _edit_links(poll: Poll, email: str, language: str | None) -> None:
-    try:
-        links = services.new_edit_links(poll=poll, email=email)
-    except Exception:  # noqa: BLE001 - the page has answered; the participant may ask again
-        logger.exception("edit-link request failed", extra={"poll_id": poll.pk})
-        return
-    with translation.override(language):  # the page's, as the request had it
+    with translation.override(language):  # the page's, as the request had it (kept with the links too)
+        try:
+            links = services.new_edit_links(poll=poll, email=email)
+        except Exception:  # noqa: BLE001 - the page has answered; the participant may ask again
+            logger.exception("edit-link request failed", extra={"poll_id": poll.pk})
+            return
         send_edit_links(to=email, poll=poll, links=[(p.name, token) for p, token in links], replaced=True)
 
 

@@ -11,6 +11,8 @@ class EditToken(models.Model):
 
     participant = models.OneToOneField(Participant, primary_key=True, on_delete=models.CASCADE, related_name="+")
     token_hash = models.CharField(max_length=64, unique=True)
+    language = models.CharField(max_length=16, blank=True, help_text="The invite page's when they last answered: "
+                                "the decision e-mails' language.")
 
     def __str__(self):
         return f"Edit link of {self.participant_id}"
@@ -69,3 +71,14 @@ class Invitation(models.Model):
 
     def __str__(self):
         return f"Invitation of {self.poll_id} (sequence {self.sequence})"
+
+
+class OrganizerLanguage(models.Model):
+    """The language of the organizer page a poll was last signed into or run on: the
+    organizer's e-mails about answers and comments are written in it."""
+
+    poll = models.OneToOneField(Poll, primary_key=True, on_delete=models.CASCADE, related_name="+")
+    language = models.CharField(max_length=16)
+
+    def __str__(self):
+        return f"{self.language} for {self.poll_id}"

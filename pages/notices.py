@@ -1,7 +1,8 @@
 """The organizer's e-mails about answers and comments (`polls.services.notices` notes them):
 one e-mail per poll at most every NOTIFY_EVERY, listing what happened since the last, with a
-one-click unsubscribe (RFC 8058: `List-Unsubscribe` and `List-Unsubscribe-Post`). Queued in
-the pages' outbox by the job, in the transaction that takes the activity."""
+one-click unsubscribe (RFC 8058: `List-Unsubscribe` and `List-Unsubscribe-Post`), in the
+language of the organizer page. Queued in the pages' outbox by the job, in the transaction
+that takes the activity."""
 
 import logging
 
@@ -9,10 +10,11 @@ from django.conf import settings
 from django.core import signing
 from django.db import transaction
 from django.template.loader import render_to_string
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from pages import outbox
+from pages.models import OrganizerLanguage
 from polls import services as poll_services
 
 logger = logging.getLogger("service.pages")
@@ -52,6 +54,14 @@ def queue_notices() -> int:
 
 
 def _queue(poll, activity) -> None:
+    """The e-mail in the language of the organizer page (as last used for this poll; else
+    LANGUAGE_CODE)."""
+    language = OrganizerLanguage.objects.filter(poll=poll).values_list("language", flat=True).first()
+    with translation.override(language or settings.LANGUAGE_CODE):
+        _write(poll, activity)
+
+
+def _write(poll, activity) -> None:
     context = {"poll": poll, "activity": activity, "manage_url": f"{settings.APP_URL}/poll/{poll.pk}",
                "unsubscribe_url": unsubscribe_url(poll.pk)}
     answers = sum(1 for item in activity if item.kind != "commented")

@@ -185,6 +185,7 @@ def sign_in_link(request, poll: Poll, token: str):
     rotate_token(request)  # and a new CSRF token, as Django's login() gives: one seen before is worthless
     request.session[SESSION_KEY] = user.pk
     request.session.set_expiry(int(SESSION_IDLE.total_seconds()))
+    services.remember_organizer_language(poll)
     logger.info("organizer signed in", extra={"poll_id": poll.pk, "user_id": user.pk})
     return redirect("pages:manage", poll.pk)
 
@@ -245,6 +246,7 @@ def act(request, poll: Poll):
         return error_page(request, 403, _("Sign in first"), _("Only the poll's organizers can do this; sign in with "
                           "your e-mail address."), poll=poll, back_to_manage=True)
     action = request.POST.get("action", "")
+    services.remember_organizer_language(poll)  # the e-mails about answers follow the page's language
     try:
         if action in ACTIONS:
             done = ACTIONS[action](poll, request.POST)

@@ -9,14 +9,24 @@ import secrets
 from datetime import timedelta
 
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
-from pages.models import EditToken, SignInLink
+from pages.models import EditToken, OrganizerLanguage, SignInLink
 from polls import services as poll_services
 from polls.models import Participant, Poll
 from spaces.models import Membership, User
 
 TOKEN_BYTES = 24  # 32 URL-safe characters
+
+
+def page_language() -> str:
+    """The language the page speaks in this request (the pages' middleware activated it)."""
+    return translation.get_language() or ""
+
+
+def remember_organizer_language(poll: Poll) -> None:
+    """The organizer's e-mails about `poll` in the language of its page, as used now."""
+    OrganizerLanguage.objects.update_or_create(poll=poll, defaults={"language": page_language()})
 
 
 def token_hash(token: str) -> str:
@@ -26,10 +36,11 @@ def token_hash(token: str) -> str:
 @transaction.atomic
 def answer(*, poll: Poll, name: str, email: str | None, votes: dict) -> tuple[Participant, str]:
     """A new participant with their votes (`poll.participant.created`) and the token of
-    their edit link (returned once; only its hash is kept)."""
+    their edit link (returned once; only its hash is kept). The page's language is kept for
+    the e-mails the participant gets later (the decision)."""
     participant = poll_services.create_response(poll=poll, name=name, email=email, votes=votes)
     token = secrets.token_urlsafe(TOKEN_BYTES)
-    EditToken.objects.create(participant=participant, token_hash=token_hash(token))
+    EditToken.objects.create(participant=participant, token_hash=token_hash(token), language=page_language())
     return participant, token
 
 
@@ -45,16 +56,22 @@ def new_edit_links(*, poll: Poll, email: str) -> list[tuple[Participant, str]]:
     links = []
     for participant in found:
         token = secrets.token_urlsafe(TOKEN_BYTES)
-        EditToken.objects.update_or_create(participant=participant, defaults={"token_hash": token_hash(token)})
+        EditToken.objects.update_or_create(participant=participant,
+                                           defaults={"token_hash": token_hash(token), "language": page_language()})
         links.append((participant, token))
     return links
 
 
 def change_answer(*, participant: Participant, name: str, email: str | None, votes: dict) -> Participant:
     """`poll.participant.updated` when anything changed; only while the poll is open. An
-    empty `email` keeps the address (participants never see it again)."""
-    return poll_services.update_response(participant=participant, name=name, email=email or None, votes=votes,
-                                         open_only=True)
+    empty `email` keeps the address (participants never see it again). The page's language
+    is kept, as `answer` keeps it."""
+    with transaction.atomic():
+        changed = poll_services.update_response(participant=participant, name=name, email=email or None, votes=votes,
+                                                open_only=True)
+        EditToken.objects.filter(participant=participant).exclude(language=page_language()).update(
+            language=page_language())
+    return changed
 
 
 def remove_answer(*, participant: Participant) -> None:
