@@ -298,7 +298,7 @@ LOG_STATIC_REQUESTS = env.bool("LOG_STATIC_REQUESTS", default=False)
 LOG_SECRET_PATHS = [r'/invite/[^/\s"]+/edit/', r'/poll/[^/\s"]+/(?:sign-in|unsubscribe)/']
 # What follows an API key's prefix (spaces.models.ApiKey: sk_<prefix>_<secret>) or a webhook
 # secret's (webhooks.signing): redacted the same way wherever it appears (a key pasted in a path).
-LOG_SECRET_PREFIXES = [r"\bsk_[A-Za-z0-9]{8}_", r"\bwhsec_"]
+LOG_SECRET_PREFIXES = [r"\bsk_[A-Za-z0-9_-]{8}_", r"\bwhsec_"]
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -67,6 +67,10 @@ def timestamp(created: float) -> str:
 
 # An e-mail address anywhere in a line (a message, a field, an exception's text).
 _EMAIL = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)+")
+# A URL's user name and password, and every query value: a webhook receiver's URL may carry
+# its credentials there (`https://user:pass@host/`, `/hook?token=...`, also in an exception's text).
+_USERINFO = re.compile(r"""(\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@"'<>\\]+@""")
+_QUERY_VALUE = re.compile(r"""([?&][^=&?#\s"'<>\\]+=)[^&#\s"'<>\\]+""")
 REDACTED = "[redacted]"
 
 
@@ -77,7 +81,8 @@ class JsonFormatter(logging.Formatter):
     No line carries a secret, in whichever field it is: the segment after a path matching one
     of `secret_paths` (settings.LOG_SECRET_PATHS: an edit link's or a sign-in link's token),
     what follows one of `secret_prefixes` (settings.LOG_SECRET_PREFIXES: an API key's or a
-    webhook secret's own prefix) and every e-mail address are written `[redacted]`."""
+    webhook secret's own prefix), every e-mail address, a URL's user name and password and
+    every query value are written `[redacted]`."""
 
     def __init__(self, *args, secret_paths=(), secret_prefixes=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -90,6 +95,10 @@ class JsonFormatter(logging.Formatter):
     def redact(self, line: str) -> str:
         for pattern in self.secrets:
             line = pattern.sub(rf"\1{REDACTED}", line)
+        if "://" in line:
+            line = _USERINFO.sub(rf"\1{REDACTED}@", line)
+        if "=" in line:
+            line = _QUERY_VALUE.sub(rf"\1{REDACTED}", line)
         return _EMAIL.sub(REDACTED, line) if "@" in line else line
 
     def line(self, record) -> str:

@@ -1,23 +1,31 @@
 """No secret in the logs or the metrics: a run through every API operation and every page,
 refusals and failures included, logged at INFO by the service's own handler, holds none of
-the API keys, webhook secrets, edit tokens, sign-in tokens and e-mail addresses it made; and a
-web process without EMAIL_URL (whose console would print sign-in links) refuses to start."""
+the API keys, webhook secrets, receiver URLs' credentials, edit tokens, sign-in and
+unsubscribe tokens and e-mail addresses it made, nor do the e-mails' sending and failing;
+and a web process without EMAIL_URL (whose console would print sign-in links) refuses to
+start."""
 
+import logging
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 
 import pytest
+import requests
 from django.conf import settings as django_settings
 from django.test import Client
 
 from conftest import Api, _routes, openapi_document
 from core.tests.test_logs import Lines
+from pages import jobs as page_jobs
 from pages import mail
 from pages import views as page_views
 from pages.tests.conftest import answer, csrf
 from privateapi.tests.conftest import PrivateApi
+from spaces.keys import prefix_of
 from webhooks.tests.fixtures import run_worker
 
 
@@ -27,6 +35,7 @@ def every_line(caplog, settings, monkeypatch):
     sent before the request returns, for the test to read their links)."""
     monkeypatch.setattr(mail, "in_background", lambda function, *args: function(*args))
     caplog.set_level("INFO")
+    caplog.set_level("WARNING", logger="werkzeug")  # the test's receivers are not the service
     for name in dir(django_settings):
         if name.startswith("PAGES_") and "LIMIT" in name:
             setattr(settings, name, (100_000, 1_000_000))  # the pages' throttles out of the way
@@ -60,8 +69,53 @@ def link(message, pattern: str) -> str:
     return re.search(pattern, message.body).group(0)
 
 
+class RefusingMailServer:
+    """A local SMTP server that refuses every recipient, naming the address in its answer
+    (as real ones do: the sender's error then carries it)."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.refused: list[str] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rwb") as stream:
+            stream.write(b"220 mail.test ESMTP\r\n")
+            stream.flush()
+            for line in stream:
+                command = line.decode().strip()
+                verb = command.split(" ", 1)[0].upper()
+                if verb == "RCPT":
+                    self.refused.append(command)
+                    reply = f"550 5.1.1 {command.split(':', 1)[1].strip()}: recipient address rejected"
+                else:
+                    reply = {"EHLO": "250 mail.test", "HELO": "250 mail.test", "QUIT": "221 bye"}.get(verb, "250 OK")
+                stream.write(reply.encode() + b"\r\n")
+                stream.flush()
+                if verb == "QUIT":
+                    return
+
+    def use(self, settings) -> None:
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", self.port, 10
+        settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+        settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+
+    def close(self) -> None:
+        self.listener.close()
+
+
 def test_a_run_through_every_operation_and_page_logs_no_secret(
-        make_space, receiver, local_urls, mailoutbox, every_line, monkeypatch, client):
+        make_space, receiver, local_urls, mailoutbox, every_line, monkeypatch, client, settings):
     space, key = make_space()
     owner = space.owner.email
     api = Covering(key)
@@ -83,6 +137,14 @@ def test_a_run_through_every_operation_and_page_logs_no_secret(
     api.patch(f"/v1/webhooks/{wid}", {"enabled": True})
     secrets["rotated webhook secret"] = api.post(f"/v1/webhooks/{wid}/rotate-secret").body["data"]["secret"]
     api.post(f"/v1/webhooks/{wid}/ping")
+    # A receiver whose URL carries a token in its query, failing (each failure is logged), and
+    # one with a password in its URL (refused).
+    secrets["receiver URL's query token"] = "receiver-query-token-74"
+    receiver.expect_request("/failing").respond_with_data("no", status=500)
+    failing = api.post("/v1/webhooks", {"url": receiver.url_for("/failing") + "?token=receiver-query-token-74"})
+    api.post(f"/v1/webhooks/{failing.body['data']['id']}/ping")
+    secrets["receiver URL's password"] = "receiver-password-74"
+    assert api.post("/v1/webhooks", {"url": "https://hook:receiver-password-74@hooks.example.com/x"}).status_code == 400
     run_worker()
     api.get(f"/v1/webhooks/{wid}/deliveries")
     assert api.get("/v1/polls", key=key[:-1] + ("x" if key[-1] != "x" else "y")).status_code == 401
@@ -131,9 +193,27 @@ def test_a_run_through_every_operation_and_page_logs_no_secret(
     assert Client().get(sign_in).status_code == 403  # used: a dead link, logged too
     token = csrf(organizer, manage)
     for data in ({"action": "edit", "title": "Dinner at Ada's"}, {"action": "close"}, {"action": "reopen"},
-                 {"action": "schedule", "option": pages_poll["options"][0]["id"], "confirmed": "yes"}):
+                 {"action": "schedule", "option": pages_poll["options"][0]["id"], "confirmed": "yes", "email": "yes"}):
         organizer.post(f"{manage}/act", {"csrfmiddlewaretoken": token, **data})
     organizer.get(f"{manage}/confirm?action=cancel")
+    # The outbox's e-mails (the decision's invitation to Ada, the organizer's notice of the
+    # answers), sent by their job; then a mail server that refuses every recipient: the
+    # cancellation's invitation and a sign-in link fail, and each failure is logged.
+    page_jobs.send_mail()
+    sent = [(message.to, message.subject) for message in mailoutbox]
+    assert any(to == ["ada@example.org"] and subject.startswith("“Dinner at Ada's”: Thursday") for to, subject in sent), sent
+    assert ([owner], "“Dinner at Ada's”: 1 answer, 1 comment") in sent, sent
+    refusing = RefusingMailServer()
+    try:
+        refusing.use(settings)
+        organizer.post(f"{manage}/act", {"csrfmiddlewaretoken": token, "action": "cancel", "confirmed": "yes",
+                                          "email": "yes"})
+        page_jobs.send_mail()
+        organizer.post(f"{manage}/sign-in", {"csrfmiddlewaretoken": token, "email": owner})
+    finally:
+        refusing.close()
+    assert any("ada@example.org" in command for command in refusing.refused), refusing.refused
+    assert any(owner in command for command in refusing.refused), refusing.refused
     assert organizer.get(f"{manage}/answers.csv").status_code == 200
     Client().get(f"{page}/event.ics")
     organizer.post(f"{manage}/sign-out", {"csrfmiddlewaretoken": token})
@@ -165,10 +245,35 @@ def test_a_run_through_every_operation_and_page_logs_no_secret(
     paths = re.findall(r'"path": "([^"]+)"', lines)
     assert f"/invite/{pages_poll['id']}/edit/[redacted]" in paths and f"/poll/{pages_poll['id']}/sign-in/[redacted]" in paths
     assert "page crashed" in lines and "Forbidden (CSRF" in lines  # the lines that once carried them
+    for failure in ("webhook attempt failed", "e-mail not sent; retried later", "sign-in e-mail not sent"):
+        assert failure in lines, failure
     assert len(lines.splitlines()) > 40
     for name, secret in secrets.items():
         for text, where in ((lines, "the log"), (metrics, "/metrics")):
             assert secret.lower() not in text.lower(), f"{name} in {where}"
+
+
+def test_a_receiver_url_s_credentials_and_any_key_reach_no_line(every_line):
+    """A line that names a receiver's URL (a field, or an exception's text, as the HTTP
+    library's do) has its user name, password and query values redacted, the rest kept; a
+    key whose random prefix holds `-` or `_` (the base64url alphabet) is redacted too."""
+    closed = socket.create_server(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    url = f"http://hook-user:hook-password@127.0.0.1:{port}/hook?token=query-token&v=2"
+    with pytest.raises(requests.RequestException) as refused:
+        requests.post(url, timeout=5)
+    assert "token=query-token" in str(refused.value)
+    logging.getLogger("service.webhooks").error("webhook attempt failed unexpectedly", exc_info=refused.value,
+                                                extra={"url": url})
+    keys = [f"sk_{prefix}_{secret * 32}" for prefix, secret in (("a-b_c-d_", "S"), ("-_______", "T"))]
+    assert all(prefix_of(key) for key in keys)
+    logging.getLogger("service.access").info("request", extra={"path": f"/v1/polls/{keys[0]}", "header": keys[1]})
+    lines = every_line.stream.getvalue()
+    assert "http://[redacted]@127.0.0.1" in lines and "/hook?token=[redacted]&v=[redacted]" in lines, lines
+    assert "/v1/polls/sk_a-b_c-d__[redacted]" in lines and "sk_-________[redacted]" in lines, lines
+    for secret in ("hook-user", "hook-password", "query-token", "S" * 32, "T" * 32):
+        assert secret not in lines, secret
 
 
 @pytest.mark.parametrize(("environment", "starts"), [
