@@ -36,13 +36,13 @@ def chromium():
 
 @pytest.fixture
 def new_page(chromium, tmp_path_factory, request):
-    """`new_page(width=1280, script=True)`: a page in a browser context of its own; each is
-    screenshot when the test ends."""
+    """`new_page(width=1280, script=True, locale="en-GB")`: a page in a browser context of its
+    own (the locale is its Accept-Language); each is screenshot when the test ends."""
     contexts = []
 
-    def make(width: int = 1280, script: bool = True):
+    def make(width: int = 1280, script: bool = True, locale: str = "en-GB"):
         context = chromium.new_context(viewport={"width": width, "height": 900}, java_script_enabled=script,
-                                       timezone_id="Europe/Berlin")
+                                       timezone_id="Europe/Berlin", locale=locale)
         context.set_default_timeout(20_000)
         contexts.append(context)
         return context.new_page()
@@ -222,3 +222,42 @@ def test_the_decision_reaches_the_participants(served, new_page, script):
                              and title in m["Subject"])
     cal, event = calendar_of(canceled)
     assert (str(cal["METHOD"]), int(event["SEQUENCE"]), str(event["STATUS"])) == ("CANCEL", 2, "CANCELLED")
+
+
+def test_reopening_clears_the_deadline_and_rescheduling_updates_the_event(served, new_page):
+    base, folder = served[0], served[3]
+    poll = create_poll(served, title="Rescheduled call")
+    answer(new_page(locale="de-DE"), base, poll, "Jana", ["yes", "yes"], "jana@example.com")  # a German page
+
+    page = new_page(script=False)
+    sign_in(page, served, poll["id"])
+    page.fill("#closes_at", "2031-05-30T18:00")
+    page.click("button:has-text('Set a deadline')")
+    page.wait_for_selector("text=The deadline is set.")
+    page.click("button:has-text('Close the poll')")
+    page.wait_for_selector("text=The poll is closed.")
+    page.click("button:has-text('Reopen')")
+    page.wait_for_selector("text=The poll is open again.")
+    assert "Closes automatically" not in page.inner_text("main") and page.input_value("#closes_at") == ""
+
+    page.locator("button:has-text('Schedule')").first.click()
+    page.click("h1 ~ form button:has-text('Schedule')")
+    page.wait_for_selector("text=get the decision and a calendar invitation by e-mail")
+    first = wait_for_mail(folder, lambda m: m["To"] == "jana@example.com" and "call“: " in m["Subject"])
+    assert first["Subject"].strip() == "„Rescheduled call“: Montag, 2. Juni 2031, 09:00–09:30"  # Jana's language
+    assert "= Montag, 2. Juni 2031, 07:00–07:30 (UTC)" in text_of(first)
+    assert "Hallo Jana," in first.get_body(preferencelist=("html",)).get_content()
+    uid = str(calendar_of(first)[1]["UID"])
+
+    page.click("button:has-text('Call off the event')")
+    page.click("h1 ~ form button:has-text('Call off the event')")
+    page.wait_for_selector("text=Those invited get a cancellation by e-mail.")
+    page.click("button:has-text('Reopen')")
+    page.locator("button:has-text('Schedule')").nth(1).click()
+    assert "Monday 2 June 2031, 10:00–10:30 (Europe/Berlin)" in page.inner_text("p.what")
+    page.click("h1 ~ form button:has-text('Schedule')")
+    page.wait_for_selector("text=get the decision and a calendar invitation by e-mail")
+    update = wait_for_mail(folder, lambda m: m["To"] == "jana@example.com" and "10:00" in m["Subject"])
+    cal, event = calendar_of(update)
+    assert (str(cal["METHOD"]), str(event["UID"]), int(event["SEQUENCE"])) == ("REQUEST", uid, 3)
+    assert event.decoded("DTSTART").isoformat() == "2031-06-02T08:00:00+00:00"
