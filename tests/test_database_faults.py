@@ -267,7 +267,7 @@ def test_the_service_is_back_within_a_second_of_the_database(service):
     outage_ends = time.monotonic() + 8
     while time.monotonic() < outage_ends:  # requests keep the pool trying to reconnect
         assert get(port, "/v1/polls", key)[0] == 503
-        time.sleep(0.2)
+        time.sleep(0.2)  # paced: the outage is time passing, not something to wait for
     proxy.restore()
     ready = time.monotonic()
     wait_until(lambda: get(port, "/v1/polls", key)[0] == 200, 2.5,
@@ -315,6 +315,6 @@ def test_a_pooled_connection_whose_peer_vanished_is_checked_and_replaced(service
     proxy, port, key, _ = service
     assert get(port, "/v1/polls", key)[0] == 200
     proxy.drop_silently()
-    time.sleep(CHECK_IDLE + 0.5)
+    time.sleep(CHECK_IDLE + 0.5)  # on purpose: the connections sit idle past the check's threshold
     status, _, seconds = get(port, "/v1/polls", key)
     assert status == 200 and seconds < REQUEST_DEADLINE, (status, seconds)

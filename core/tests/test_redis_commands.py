@@ -65,7 +65,7 @@ def test_a_reply_that_did_not_come_in_time_is_never_read_by_a_later_command(key)
     with pytest.raises(redis.TimeoutError):
         commands.run("BLPOP", f"{key}:empty", 0.5)  # Redis answers (nil) after 0.5 s
     assert commands._idle == []  # that connection was closed, not kept
-    time.sleep(0.6)  # on purpose: Redis sends its late reply meanwhile, to the closed connection
+    time.sleep(0.6)  # on purpose: past the BLPOP's 0.5 s, when a kept connection would hold its late reply
     assert commands.run("GET", key) == b"value"
 
 
