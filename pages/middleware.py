@@ -19,6 +19,7 @@ to a crash.
 import logging
 
 from django.conf import settings
+from django.core.exceptions import BadRequest, SuspiciousOperation
 from django.db import DatabaseError
 from django.utils import translation
 from django.utils.cache import patch_vary_headers
@@ -67,6 +68,8 @@ class PageMiddleware:
     def process_exception(self, request, exception):
         if not request.path.startswith(PAGE_PREFIXES):
             return None
+        if isinstance(exception, (BadRequest, SuspiciousOperation)):  # a form first read by the view: too many fields
+            return form_refused(request, exception)
         if isinstance(exception, DatabaseError):
             logger.warning("page failed on the database: %s", exception)
             return error_page(request, 503, _("Try again later"), _("The service is busy or under maintenance; please "

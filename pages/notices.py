@@ -12,6 +12,7 @@ from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from pages import outbox
 from pages.models import OrganizerLanguage
@@ -68,10 +69,9 @@ def _write(poll, activity) -> None:
     comments = len(activity) - answers
     parts = []
     if answers:
-        parts.append(_("%(count)d answer") % {"count": answers} if answers == 1 else _("%(count)d answers") % {"count": answers})
+        parts.append(ngettext("%(count)d answer", "%(count)d answers", answers) % {"count": answers})
     if comments:
-        parts.append(_("%(count)d comment") % {"count": comments} if comments == 1
-                     else _("%(count)d comments") % {"count": comments})
+        parts.append(ngettext("%(count)d comment", "%(count)d comments", comments) % {"count": comments})
     subject = _("“%(title)s”: %(what)s") % {"title": poll.title, "what": ", ".join(parts)}
     url = context["unsubscribe_url"]
     outbox.queue(to=poll.organizer.email, subject=subject, poll_id=poll.pk,

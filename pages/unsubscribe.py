@@ -4,6 +4,7 @@ off); a POST switches the poll's e-mails off. The mail provider's one-click POST
 cookie and no CSRF token: the link's signature is the proof."""
 
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
@@ -20,7 +21,7 @@ def unsubscribe(request, poll_id: str, token: str):
     if poll is None:
         return not_found(request)
     if not unsubscribe_token_valid(poll.pk, token):
-        return error_page(request, 404, "Link not valid", "This unsubscribe link is incomplete.", poll=poll,
+        return error_page(request, 404, _("Link not valid"), _("This unsubscribe link is incomplete."), poll=poll,
                           back_to_manage=True)
     done = request.method == "POST"
     if done:
