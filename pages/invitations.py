@@ -112,7 +112,8 @@ def _next(poll: Poll) -> Invitation:
 
 def _queue(poll: Poll, method: str, sequence: int, people: list[tuple[str, str, str]], template: str) -> None:
     """One e-mail per (name, address, language) of `people`, each in that language (else the
-    organizer page's, this request's)."""
+    organizer page's, this request's), stored in a few statements whatever their number."""
+    mails = []
     for name, address, language in people:
         with translation.override(language or translation.get_language()):
             context = {"poll": poll, "when": when(poll), "invite_url": _invite_url(poll), "name": name}
@@ -120,10 +121,11 @@ def _queue(poll: Poll, method: str, sequence: int, people: list[tuple[str, str, 
                 subject = _("“%(title)s” is called off") % {"title": poll.title}
             else:
                 subject = _("“%(title)s”: %(when)s") % {"title": poll.title, "when": context["when"]["local"]}
-            outbox.queue(to=address, subject=subject, poll_id=poll.pk,
-                         calendar=calendar(poll, method, sequence, (name, address)),
-                         text=render_to_string(f"pages/mail/{template}.txt", context),
-                         html=render_to_string(f"pages/mail/{template}.html", context))
+            mails.append(outbox.mail(to=address, subject=subject, poll_id=poll.pk,
+                                     calendar=calendar(poll, method, sequence, (name, address)),
+                                     text=render_to_string(f"pages/mail/{template}.txt", context),
+                                     html=render_to_string(f"pages/mail/{template}.html", context)))
+    outbox.queue_all(mails)
 
 
 def send_invitations(poll: Poll) -> int:

@@ -36,10 +36,22 @@ def as_html(text: str) -> str:
     return f'<!doctype html>\n<html><body style="font-family: system-ui, sans-serif;">{linebreaks(urlize(text, autoescape=True))}</body></html>\n'
 
 
-def queue(*, to: str, subject: str, text: str, html: str, poll_id: str = "", headers: dict | None = None,
-          calendar: str = "") -> Mail:
-    return Mail.objects.create(to=to, subject=safe_subject(subject), text=text, html=html, headers=headers or {},
-                               calendar=calendar, poll_id=poll_id)
+def mail(*, to: str, subject: str, text: str, html: str, poll_id: str = "", headers: dict | None = None,
+         calendar: str = "") -> Mail:
+    """An e-mail for the outbox, not yet stored (`queue` stores one, `queue_all` many)."""
+    return Mail(to=to, subject=safe_subject(subject), text=text, html=html, headers=headers or {}, calendar=calendar,
+                poll_id=poll_id)
+
+
+def queue(**fields) -> Mail:
+    stored = mail(**fields)
+    stored.save()
+    return stored
+
+
+def queue_all(mails: list[Mail]) -> None:
+    """Store `mails` (from `mail`) in a few statements, whatever their number."""
+    Mail.objects.bulk_create(mails, batch_size=500)
 
 
 def message(mail: Mail) -> EmailMultiAlternatives:

@@ -9,10 +9,13 @@ from datetime import UTC, date, datetime
 from email import policy
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from icalendar import Calendar
 
 from core.tasks import run_job
+from pages.models import Mail
 from pages.tests.conftest import act, answer, sign_in
 from pages.tests.test_confirm import form_with
 from polls.models import Poll
@@ -156,3 +159,28 @@ def test_a_date_and_a_floating_time(signed_in, make_poll, organizer_email, mailo
     _, text, _, cal = by_poll[floating["id"]]
     assert event(cal).decoded("DTSTART") == datetime(2031, 6, 2, 9, 0)  # floating: no zone
     assert "Monday 2 June 2031, 09:00–10:00" in text and "(UTC)" not in text
+
+
+def test_scheduling_and_calling_off_cost_the_same_queries_for_any_number_invited(signed_in, make_poll,
+                                                                                   organizer_email, mailoutbox):
+    """The invitations are stored in a few statements, not one per participant."""
+    client, poll = signed_in
+    other = make_poll(title="Bigger lunch")
+    sign_in(client, other, organizer_email, mailoutbox)
+    for target, people in ((poll, 1), (other, 4)):
+        quiet(target)
+        for number in range(people):
+            answer(Client(), target, {}, name=f"P{number}", email=f"p{number}@example.com")
+    counts = {}
+    for target in (poll, other):
+        option = target["options"][0]["id"]
+        data = {"csrfmiddlewaretoken": client.get(f"/poll/{target['id']}").context["csrf_token"], "action": "schedule",
+                "option": option, "confirmed": "yes", "email": "yes"}
+        with CaptureQueriesContext(connection) as scheduling:
+            assert client.post(f"/poll/{target['id']}/act", data)["Location"].endswith("done=scheduled-invited")
+        data.update(action="cancel")
+        with CaptureQueriesContext(connection) as canceling:
+            assert client.post(f"/poll/{target['id']}/act", data)["Location"].endswith("done=canceled-mailed")
+        counts[target["id"]] = (len(scheduling), len(canceling))
+    assert counts[poll["id"]] == counts[other["id"]]
+    assert Mail.objects.filter(poll_id=other["id"]).count() == 8
