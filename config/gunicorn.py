@@ -63,10 +63,9 @@ def child_exit(server, worker):
 
 def post_worker_init(worker):
     """Leaves what the worker has loaded out of Python's garbage collections. A full
-    collection walks every object the process holds: about 130,000 once Django, DRF and the
-    views are imported, 56 ms, during which the worker's other requests wait. It came once
-    in every few thousand `POST /v1/polls` (9 to 27 us per request on average), more often
-    the more a request allocates. Those objects live as long as the worker, so they are
+    collection walks every object the process holds (over a hundred thousand once Django, DRF
+    and the views are imported) while the worker's other requests wait, and it comes more
+    often the more requests allocate. Those objects live as long as the worker, so they are
     frozen once it has loaded the application and imported its views (`gc.freeze`): a full
     collection then walks only what requests allocated."""
     import gc

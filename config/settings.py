@@ -75,7 +75,7 @@ MIDDLEWARE = [
 ]
 # `/v1/` requests skip what only the pages and the back office use: static files, sessions,
 # CSRF, logins, messages, the pages' headers and lockouts (config/wsgi.py). Their responses
-# are unchanged (none of these adds anything to an API response); about 40 us less a request.
+# are unchanged (none of these adds anything to an API response), and cost them nothing.
 PAGES_ONLY_MIDDLEWARE = {
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -181,8 +181,8 @@ MAX_REQUEST_BODY_BYTES = env.int("MAX_REQUEST_BODY_BYTES", default=256 * 1024)
 WEB_CONCURRENT_REQUESTS = env.int("WEB_CONCURRENT_REQUESTS", default=4)
 if DATABASES["default"]["ENGINE"] == "core.sqlite":
     # One at a time per process with SQLite: each statement blocks the whole gevent worker
-    # while it runs. (Waits for the write lock no longer do, core/sqlite/base.py; four slots
-    # per process gave POST /v1/polls the same throughput under wrk, 2026-11-26.)
+    # while it runs, so more slots would only queue behind it. (Waits for the write lock do
+    # not block, core/sqlite/base.py.)
     WEB_CONCURRENT_REQUESTS = 1
 # At most this many of a process's request slots serve one space at once (config/wsgi.py,
 # core/bulkhead.py): a space that floods waits in its own queue, not in everyone's.

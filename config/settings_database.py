@@ -48,13 +48,13 @@ else:
         {
             "connect_timeout": DB_CONNECT_TIMEOUT,
             # JIT off: the service's statements are short, and compiling one costs more than it
-            # saves (the participant list of 2,000 x 100: 75 ms of JIT for 40 ms of work).
+            # saves (a long participant list spent more time compiled than running).
             "options": (f"-c statement_timeout={DB_STATEMENT_TIMEOUT_MS} -c lock_timeout={DB_LOCK_TIMEOUT_MS} -c jit=off "
                         f"-c synchronous_commit={DB_SYNCHRONOUS_COMMIT}"),
             # Parameters sent apart from the SQL (server-side binding), so that a statement a
             # connection has run DB_PREPARE_THRESHOLD times is prepared and its plan reused:
-            # planning the key lookup took 0.4 of its 0.6 ms, and a request runs three or
-            # four such statements. A pooler in transaction mode (PgBouncer before 1.21)
+            # planning is most of a short lookup's time, and a request runs three or four
+            # such statements. A pooler in transaction mode (PgBouncer before 1.21)
             # needs DB_PREPARE_THRESHOLD=0 (off).
             "server_side_binding": True,
             "prepare_threshold": env.int("DB_PREPARE_THRESHOLD", default=5) or None,

@@ -31,8 +31,7 @@ v1 = [
 def _under(prefix: str, patterns: list) -> list:
     """`patterns` (paths, no includes) with `prefix` before each route: Django resolves an
     include as a nested resolver, with a match built at each level (`v1/` over its includes
-    was three levels for every API request, 6 % of `GET /v1/polls/{id}`); these resolve in
-    one. The routes are the same strings (the metrics' route label)."""
+    was three levels for every API request); these resolve in one. The routes are the same strings (the metrics' route label)."""
     return [path(prefix + str(p.pattern), p.callback, p.default_args, p.name) for p in patterns]
 
 

@@ -119,7 +119,7 @@ class GunicornLogger(glogging.Logger):
     for (`--access-logfile`): the service writes one for every request itself
     (core.api.middleware, with the request id and the space). Given a `logconfig_dict`,
     gunicorn would otherwise build its line's fields for every request and hand them to a
-    logger with no handler (2 % of a worker's time under load)."""
+    logger with no handler, for nothing."""
 
     def _compute_access_log_enabled(self) -> bool:
         return self.cfg.accesslog is not None

@@ -1,8 +1,9 @@
 """The operating system's own `sleep` and readiness check, even in a gevent worker, where
 gevent's monkey patching makes them cooperative: for the checks that must never wait or
 yield to the hub (gevent's `select` and `poll` switch to it even with a zero timeout) and
-for waits shorter than gevent's timers can keep (libev wakes in whole milliseconds:
-gevent's `time.sleep(0.0001)` lasted 1.1 ms). Both block the whole process while they run.
+for waits shorter than gevent's timers can keep (libev wakes in whole milliseconds, so a
+cooperative sleep lasts at least a millisecond). Both block the whole process while they
+run.
 """
 
 import select

@@ -1,14 +1,13 @@
 """One thread per process that ends what outlives its deadline: a webhook attempt
-(webhooks.sender) or a request's database work (core.dbguard). A timer thread per deadline
-cost 9 % of a webhook dispatcher's time, and a thread start on every request.
+(webhooks.sender) or a request's database work (core.dbguard), instead of a timer thread
+started for every deadline.
 
 A deadline is any object with `at` (a `time.monotonic()` value), `done` and `expire()`.
 Deadlines wait in a heap; one that ends is dropped at once when it is the earliest (they
 mostly end in the order they started), else when its time comes. The thread is woken only
 for a deadline earlier than the time it sleeps toward, so that it wakes about once per
-timeout while work ends in time (waking it for every request cost 12 us of CPU a request
-under gevent). `expire()` runs in the watchdog's thread (a
-greenlet under gevent) and must be quick and safe across threads. Started on first use in
+timeout while work ends in time, not once per request. `expire()` runs in the watchdog's
+thread (a greenlet under gevent) and must be quick and safe across threads. Started on first use in
 each process (a forked child gets its own)."""
 
 import heapq

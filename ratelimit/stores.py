@@ -208,8 +208,8 @@ def _upsert_sql(asynchronous: bool, keyed: bool = False) -> str:
 
     row = f"%(space)s, TRUE, {limit('per_minute')}, %(now)s, 1, {limit('per_day')}, %(now)s, 1"
     if asynchronous:
-        # The counter's commit does not wait for the WAL to reach the disk (about 4 ms a request
-        # on the reference machine): PostgreSQL's `synchronous_commit` off for this statement's
+        # The counter's commit does not wait for the WAL to reach the disk (a disk flush on
+        # every request): PostgreSQL's `synchronous_commit` off for this statement's
         # own transaction only (autocommit; inside a caller's transaction the plain statement
         # runs). A crash of the database server may forget the last counts (it never corrupts
         # anything); every other write of the service stays synchronous.

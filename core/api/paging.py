@@ -21,8 +21,8 @@ def page_query(request, query_class: type[PageQuery] = PageQuery) -> dict:
 
     Validating is a function of the query string alone (the cursor's signature is checked
     later, by core.paging), and clients ask for the same first pages again and again: each
-    process keeps the latest valid ones by their text (DRF's validation was 8 % of
-    `GET /v1/polls?limit=50`). Invalid ones are validated each time."""
+    process keeps the latest valid ones by their text, so that DRF's validation runs once
+    per distinct query. Invalid ones are validated each time."""
     key = (query_class, request.META.get("QUERY_STRING", ""))
     valid = _valid.get(key)
     if valid is None:

@@ -48,10 +48,9 @@ def _finite_float(text):
 
 
 def loads_strict(raw: bytes):
-    """The JSON value of `raw`, or ParseError. orjson reads the usual body in C (a new poll
-    of ten options: 87k -> 42k instructions, against the standard parser calling its hooks in
-    Python for each object), and its value is taken where it is certainly the standard
-    parser's: orjson keeps the last of duplicate keys silently, so the value written again
+    """The JSON value of `raw`, or ParseError. orjson reads the usual body in C (the
+    standard parser calls its hooks in Python for each object), and its value is taken where
+    it is certainly the standard parser's: orjson keeps the last of duplicate keys silently, so the value written again
     must hold as many ':' as the body (one per member, and those of the strings: a
     duplicate dropped takes at least its own with it). The standard parser reads the body
     instead where an escape could be a ':' (`\\u003a`), a run of 19 digits could be an

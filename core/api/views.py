@@ -50,10 +50,10 @@ class ApiView(APIView):
         # response refer to one another (the view holds the request, the response and, from
         # Django's `setup`, `head` as a method of itself; the request's parser context holds
         # the view and the request; a DRF `Response` puts itself into its renderer context
-        # when rendered), so a request's objects (about fifty, with its body and the
-        # response's bytes) waited for the garbage collector: a collection every 14 `POST`s
-        # or so, 20 us a request, the memory held until then. Without the cycles they are
-        # freed as soon as the server is done with the response.
+        # when rendered), so a request's objects (dozens, with its body and the response's
+        # bytes) waited for the garbage collector, which then ran often, the memory held
+        # until then. Without the cycles they are freed as soon as the server is done with
+        # the response.
         answered = self.__dict__.get("request")
         if answered is not None:
             answered.parser_context = None

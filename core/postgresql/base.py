@@ -3,8 +3,8 @@ live connections (settings.DATABASES sets ENGINE to this package for PostgreSQL)
 
 psycopg_pool, as Django makes it, has three habits that turn a short fault into a long one:
 - while the server is down it retries connecting with a doubling back-off (1, 2, 4, 8...
-  seconds), so that after an outage of 17 s a process went on answering 503 for 9 s
-  after the server was back. Here it retries every quarter of a second: the server is used
+  seconds), so that after a long outage a process goes on answering 503 for seconds after
+  the server is back. Here it retries every quarter of a second: the server is used
   within a second of being ready, for one refused connection attempt (or one connect
   timeout, if the server hangs) per process every quarter of a second while it is down.
 - it lends a pooled connection without looking at it, unless asked to run a query first

@@ -6,15 +6,14 @@ Django opens a connection when a request first touches the database and closes i
 request ends (CONN_MAX_AGE = 0; under gevent a kept connection would belong to a client
 connection's greenlet, and die with it). For SQLite that open was the largest part of a
 small read: the file opened again, Django's functions registered, the PRAGMAs run, and the
-schema read and parsed by the first statement (`GET /v1/polls/{id}` in-process: 2.8 ms
-with a new connection, 1.25 ms with a kept one). Here a closed connection is given back
+schema read and parsed by the first statement. Here a closed connection is given back
 to its process's idle list, rolled back if a transaction was left open, and the next
 request takes it as it is, schema and page cache warm.
 
 It also keeps the database file open for as long as the process runs: when the last
 connection to a WAL database closes, SQLite checkpoints the WAL into the file and deletes
-it, waiting on the disk twice (about 10 ms here); with one request at a time per process,
-every request that wrote (the rate-limit counter writes on each) paid it. The WAL is now
+it, waiting on the disk twice; with one request at a time per process, every request that
+wrote (the rate-limit counter writes on each) would pay it. The WAL is now
 checkpointed by `manage.py runjobs` instead (core/sqlite/checkpoints.py), or by SQLite's
 automatic checkpoint past `checkpoints.BACKSTOP_PAGES` pages when no `runjobs` runs.
 Durability is unchanged: `journal_mode=WAL` and `synchronous=NORMAL` (config/settings.py),
@@ -26,18 +25,14 @@ child never takes its parent's connections (the idle lists are per process id).
 
 Its connections wait for the write lock in Python, not in SQLite. With a busy timeout SQLite
 sleeps between tries, blocking the whole process for 1, 2, 5, 10, 15 ms and more, however
-soon the lock is free: under `wrk` on `POST /v1/polls` (two web processes and `runjobs`
-writing) a worker spent about 40 % of its time asleep in BEGIN and in the rate-limit
-counter's write while the machine had a quarter of its CPU idle. Here SQLite's own timeout
-is 0, and a statement that finds the database locked outside a transaction (BEGIN, or a
-write in autocommit: nothing done yet, so safe to run again; `executemany` outside a
+soon the lock is free: concurrent writers sleep while the lock is free. Here SQLite's own
+timeout is 0, and a statement that finds the database locked outside a transaction (BEGIN,
+or a write in autocommit: nothing done yet, so safe to run again; `executemany` outside a
 transaction runs in one of its own) is tried again after sleeping steps from 0.1 to 0.5 ms,
 until the `timeout` of the settings has passed. The first 5 ms of waiting sleep in the
-operating system, the rest in gevent's loop, which lets the process's other greenlets run
-meanwhile: gevent's timers wake at best a millisecond later (libev waits in whole
-milliseconds), so every cooperative sleep of 0.1 ms lasted 1.1 ms, while a web process on
-SQLite runs one request at a time and had nothing else to do. A write holds the lock for
-a few dozen microseconds (a rate-limit counter) to half a millisecond (a new poll).
+operating system (core/unpatched.py), the rest in gevent's loop, which lets the process's
+other greenlets run meanwhile: gevent's timers wake at best a millisecond later, far longer
+than a write holds the lock, and a web process on SQLite runs one request at a time.
 """
 
 import os

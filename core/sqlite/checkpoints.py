@@ -3,13 +3,12 @@ processes wrote into the database file, so that their commits never do.
 
 SQLite checkpoints a WAL database from the commit that makes the WAL pass
 `wal_autocheckpoint` pages (1,000 by default): that commit then copies the pages into the
-database file and waits for the disk twice (fdatasync), 10 ms and more here, while its
-process (a gevent worker serving other requests too) waits with it. Under `wrk` on
-`POST /v1/polls` such checkpoints were over half of the web workers' time in COMMIT. The
-service's connections take SQLite's automatic checkpoint only past `BACKSTOP_PAGES`
-(core/sqlite/base.py), and this embedded worker (settings.EMBEDDED_WORKERS) runs a PASSIVE
-checkpoint every `INTERVAL_SECONDS` on a connection of its own: it never blocks a writer or
-a reader, and costs a read of shared memory when nothing was written since the last.
+database file and waits for the disk twice (fdatasync), while its process (a gevent
+worker serving other requests too) waits with it. The service's connections take SQLite's
+automatic checkpoint only past `BACKSTOP_PAGES` (core/sqlite/base.py), and this embedded
+worker (settings.EMBEDDED_WORKERS) runs a PASSIVE checkpoint every `INTERVAL_SECONDS` on a
+connection of its own: it never blocks a writer or a reader, and costs a read of shared
+memory when nothing was written since the last.
 
 Under load readers keep the WAL in use, so the next writer seldom starts it over from its
 first frame, and it grows: once it is `RESTART_FRAMES` long the worker also runs a RESTART

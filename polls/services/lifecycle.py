@@ -33,7 +33,7 @@ def options_past_at(*, kind: str, time_zone: str | None, options) -> datetime | 
     floating = kind == Poll.Kind.TIME and not time_zone
     # An option's end grows with its day, or with its start for a duration: only the
     # latest day and, per duration, the latest start can end last (one span each, not one
-    # per option: a new poll's options were 17 us of creating it).
+    # per option).
     last_day, last_starts = None, {}
     for option in options:
         day = option.date

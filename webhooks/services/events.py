@@ -66,7 +66,7 @@ def new_event(*, space_id: str, type: str, poll_id: str, data: dict, participant
     at = at or timezone.now()
     event = Event(space_id=space_id, type=type, poll_id=poll_id, participant_id=participant_id, data=data,
                   created_at=at)
-    # Compact JSON in orjson's C (json.dumps took 5 us): the same bytes for the envelope's
+    # Compact JSON in orjson's C, quicker than json.dumps: the same bytes for the envelope's
     # ASCII ids, types and instants.
     event.body = orjson.dumps(
         {"version": PAYLOAD_VERSION, "id": event.id, "type": type, "createdAt": instant(at), "data": data}

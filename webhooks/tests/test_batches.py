@@ -68,9 +68,8 @@ def test_a_kept_connection_is_still_cut_off_at_the_deadline(raw_receiver, make_e
 
 
 def test_attempts_start_no_thread_of_their_own(raw_receiver, make_endpoint, space, monkeypatch):
-    """One watchdog thread per process bounds every attempt (a timer thread per attempt
-    was 9 % of the dispatcher's time); it still cuts a trickling answer off after many
-    attempts that ended in time."""
+    """One watchdog thread per process bounds every attempt (not a timer thread per
+    attempt); it still cuts a trickling answer off after many attempts that ended in time."""
     started = []  # threads started by the sending thread (the receiver's are not)
     thread_start, sending = threading.Thread.start, threading.current_thread()
 
