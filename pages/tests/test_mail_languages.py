@@ -102,3 +102,24 @@ def test_each_participant_hears_the_decision_in_their_language(make_poll, organi
     subject, text, html = no_english(by_address["ada@example.com"], "fr")
     assert "Kick-off" in subject and "Bonjour Ada," in text
     assert "Hola, Bob:" in no_english(by_address["bob@example.com"], "es")[1]
+
+
+@pytest.mark.parametrize("language", ["de", "fr", "es"])
+def test_every_e_mail_in_every_language_of_the_pages(make_poll, organizer_email, mailoutbox, language):
+    """Sign-in link, edit link, notice, decision and cancellation: both parts, no English."""
+    poll = make_poll(title="Team lunch", disableComments=False)
+    organizer = Client(HTTP_ACCEPT_LANGUAGE=language, enforce_csrf_checks=True)
+    sign_in(organizer, poll, organizer_email, mailoutbox)
+    guest = Client(HTTP_ACCEPT_LANGUAGE=language)
+    answer(guest, poll, {}, name="Ada", email="ada@example.com")
+    run_job("pages.send-mail")  # the notice
+    act(organizer, poll, action="schedule", option=poll["options"][0]["id"], confirmed="yes", email="yes")
+    run_job("pages.send-mail")
+    act(organizer, poll, action="cancel", confirmed="yes", email="yes")
+    run_job("pages.send-mail")
+    kinds = ["sign-in", "edit link", "notice", "decision", "cancellation"]
+    assert [message.to[0] for message in mailoutbox] == [organizer_email, "ada@example.com", organizer_email,
+                                                         "ada@example.com", "ada@example.com"]
+    for kind, message in zip(kinds, mailoutbox, strict=True):
+        subject, text, html = no_english(message, language)
+        assert subject.strip() and "Team lunch" in subject and text.strip() and "<p>" in html, kind
