@@ -97,9 +97,10 @@ def sign_in_request(address: str, poll: dict, email: str):
 
 def test_sign_in_requests_have_windows_of_their_own_and_never_stop_answers(make_poll, settings, new_address, frozen):
     """Six addresses sending made-up e-mails fill the poll's window of sign-in requests, and
-    each its own; the participants' answers, counted apart, all go through."""
-    settings.PAGES_LIMIT_PER_ADDRESS, settings.PAGES_LIMIT_PER_POLL = (
-        defaults.PAGES_LIMIT_PER_ADDRESS, defaults.PAGES_LIMIT_PER_POLL)
+    each its own; the participants' answers, counted apart, all go through: the answer
+    windows are just wide enough for them (one per address, 13 for the poll), so a single
+    sign-in request counted in them would refuse one."""
+    settings.PAGES_LIMIT_PER_ADDRESS, settings.PAGES_LIMIT_PER_POLL = (1, 100), (13, 100)
     settings.PAGES_SIGN_IN_LIMIT_PER_ADDRESS, settings.PAGES_SIGN_IN_LIMIT_PER_POLL = (3, 100), (10, 100)
     poll, other = make_poll(), make_poll()
     strangers = [new_address() for _ in range(6)]
@@ -111,6 +112,9 @@ def test_sign_in_requests_have_windows_of_their_own_and_never_stop_answers(make_
     for address in strangers[:1] + [new_address() for _ in range(12)]:
         assert Client(REMOTE_ADDR=address).post(f"/invite/{poll['id']}", {"name": "Ada"}).status_code == 302
     assert poll_row(poll).participants.count() == 13
+    refused = Client(REMOTE_ADDR=new_address()).post(f"/invite/{poll['id']}", {"name": "Ada"})  # the windows are real
+    assert refused.status_code == 429 and "for this poll" in refused.content.decode()
+    assert Client(REMOTE_ADDR=strangers[0]).post(f"/invite/{other['id']}", {"name": "Ada"}).status_code == 429
 
 
 def test_a_team_behind_one_address_answers_and_a_flood_from_it_is_refused(make_poll, settings, new_address, frozen):
