@@ -103,7 +103,7 @@ def send_sign_in_link(*, to: str, poll: Poll, token: str) -> None:
             + _("Open this link within %(minutes)d minutes to sign in; it works once:") % {"minutes": minutes}
             + f"\n\n{link}\n\n"
             + _("If you did not ask for it, ignore this e-mail: nothing happens without the link.") + "\n")
-    in_background(_send, subject, body, to, poll.pk)
+    in_background(_send, subject, body, as_html(body), to, poll.pk)  # HTML made here: in this language
 
 
 def send_edit_links(*, to: str, poll: Poll, links: list[tuple[str, str]], replaced: bool = False) -> None:
@@ -117,13 +117,13 @@ def send_edit_links(*, to: str, poll: Poll, links: list[tuple[str, str]], replac
               "keep it, and share it with no one:") % {"title": poll.title}
             + f"\n\n{lines}\n"
             + ("\n" + _("A link sent before this one no longer works.") + "\n" if replaced else ""))
-    in_background(_send, subject, body, to, poll.pk, "edit-link e-mail not sent")
+    in_background(_send, subject, body, as_html(body), to, poll.pk, "edit-link e-mail not sent")
 
 
-def _send(subject: str, body: str, to: str, poll_id: str, failure: str = "sign-in e-mail not sent") -> None:
+def _send(subject: str, body: str, html: str, to: str, poll_id: str, failure: str = "sign-in e-mail not sent") -> None:
     try:
         # One line: a title stored before control characters were refused must not stop the
         # e-mail (Django refuses a line break in a header: BadHeaderError).
-        send_mail(one_line(subject), body, None, [to], html_message=as_html(body))
+        send_mail(one_line(subject), body, None, [to], html_message=html)
     except Exception:  # noqa: BLE001 - the page has answered; the person may ask again
         logger.exception(failure, extra={"poll_id": poll_id})

@@ -10,7 +10,7 @@ from email.mime.text import MIMEText
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.html import linebreaks, urlize
 
 from core.formats import one_line
@@ -32,8 +32,10 @@ def safe_subject(text: str) -> str:
 
 def as_html(text: str) -> str:
     """The HTML part of an e-mail written as plain text: escaped, paragraphs kept, links made
-    clickable."""
-    return f'<!doctype html>\n<html><body style="font-family: system-ui, sans-serif;">{linebreaks(urlize(text, autoescape=True))}</body></html>\n'
+    clickable, in the active language."""
+    language = translation.get_language() or settings.LANGUAGE_CODE
+    return (f'<!doctype html>\n<html lang="{language}"><body style="font-family: system-ui, sans-serif;">'
+            f'{linebreaks(urlize(text, autoescape=True))}</body></html>\n')
 
 
 def mail(*, to: str, subject: str, text: str, html: str, poll_id: str = "", headers: dict | None = None,

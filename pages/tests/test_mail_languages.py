@@ -9,6 +9,7 @@ from email import policy
 
 import pytest
 from django.test import Client
+from django.utils import translation
 
 from core.tasks import run_job
 from pages.tests.conftest import act, answer, ask_link, link_from
@@ -123,3 +124,26 @@ def test_every_e_mail_in_every_language_of_the_pages(make_poll, organizer_email,
     for kind, message in zip(kinds, mailoutbox, strict=True):
         subject, text, html = no_english(message, language)
         assert subject.strip() and "Team lunch" in subject and text.strip() and "<p>" in html, kind
+        assert f'<html lang="{language}">' in html, kind  # what a screen reader reads it in
+
+
+def test_links_sent_later_by_the_sender_thread_keep_the_pages_language(make_poll, organizer_email, mailoutbox,
+                                                                       monkeypatch):
+    """The sender thread runs the work after the answer, in no language of its own: each
+    e-mail is written in the page's before it is handed over."""
+    from pages import mail
+
+    jobs = []
+    monkeypatch.setattr(mail, "in_background", lambda function, *args: jobs.append((function, args)))
+    poll = make_poll(title="Team lunch")
+    french = Client(HTTP_ACCEPT_LANGUAGE="fr")
+    answer(french, poll, {}, name="Ada", email="ada@example.com")
+    french.post(f"/poll/{poll['id']}/sign-in", {"email": organizer_email})
+    with translation.override("en"):  # what the thread speaks
+        while jobs:
+            function, args = jobs.pop(0)
+            function(*args)
+    assert len(mailoutbox) == 2
+    for message in mailoutbox:
+        _, _, html = no_english(message, "fr")
+        assert '<html lang="fr">' in html
