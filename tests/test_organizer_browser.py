@@ -261,3 +261,37 @@ def test_reopening_clears_the_deadline_and_rescheduling_updates_the_event(served
     cal, event = calendar_of(update)
     assert (str(cal["METHOD"]), str(event["UID"]), int(event["SEQUENCE"])) == ("REQUEST", uid, 3)
     assert event.decoded("DTSTART").isoformat() == "2031-06-02T08:00:00+00:00"
+
+
+def test_details_the_deadlines_removal_the_csv_and_signing_out(served, new_page):
+    base, key = served[:2]
+    poll = create_poll(served, title="Edited call")
+    answer(new_page(), base, poll, "=Grace", ["yes", "no"], "grace@example.com")
+
+    page = new_page()
+    sign_in(page, served, poll["id"])
+    page.fill("#id_title", "Edited call, moved")
+    page.fill("#id_location", "Room 4")
+    page.check("label:has-text('Hide the totals until a participant has answered') input")
+    page.click("button:has-text('Save changes')")
+    page.wait_for_selector("text=Your changes are saved.")
+    data = api(base, key, "GET", f"/v1/polls/{poll['id']}")[1]["data"]
+    assert (data["title"], data["location"], data["hideScores"]) == ("Edited call, moved", "Room 4", True)
+
+    page.fill("#closes_at", "2031-05-30T18:00")
+    page.click("button:has-text('Set a deadline')")
+    page.wait_for_selector("text=The deadline is set.")
+    page.click("button:has-text('Remove the deadline')")
+    page.wait_for_selector("text=The deadline is removed.")
+    assert "Closes automatically" not in page.inner_text("main")
+
+    with page.expect_download() as download:
+        page.click("text=Download answers (CSV)")
+    rows = open(download.value.path(), encoding="utf-8").read().splitlines()
+    assert rows[0].startswith("Name,E-mail,Answered at (UTC),") and len(rows) == 2
+    assert rows[1].startswith("'=Grace,grace@example.com,") and rows[1].endswith(",yes,no")  # no formula
+
+    page.click("button:has-text('Sign out')")
+    page.wait_for_selector("button:has-text('Send me a sign-in link')")
+    page.goto(f"{base}/poll/{poll['id']}")
+    assert "Signed in as" not in page.inner_text("body")
