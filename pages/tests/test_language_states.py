@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from pages.notices import unsubscribe_token
 from pages.organizer import ORGANIZER_DONE
-from pages.tests.conftest import answer, csrf, link_from, poll_row
-from pages.tests.test_languages import assert_no_english_left, in_every_language
+from pages.tests.conftest import answer, ask_link, csrf, link_from, poll_row
+from pages.tests.test_languages import LANGUAGES, assert_no_english_left, english_left, in_every_language
+from pages.tests.test_mail_languages import read
 from pages.views import DONE
 from polls import services as poll_services
 
@@ -197,3 +198,25 @@ def test_no_english_left_on_the_unsubscribe_page(make_poll):
         ("a link not valid", expect(404, lambda c: c.get(re.sub(r"/[^/]+$", "/" + "x" * 27, url)))),
     ]
     assert_no_english_left(in_every_language(every))
+
+
+def test_no_english_left_in_the_link_e_mails(make_poll, organizer_email, mailoutbox):
+    """The edit link (on answering, and sent again) and the sign-in link, subject, text and
+    HTML parts as a mail client reads them, in each language."""
+    poll = make_poll(title="Team lunch")
+    url = f"/invite/{poll['id']}"
+    greeting = {"de": "Hallo,", "fr": "Bonjour,", "es": "Hola:"}
+    for language in LANGUAGES:
+        client = Client()
+        client.cookies["django_language"] = language
+        mailoutbox.clear()
+        address = f"ada-{language}@example.com"
+        answer(client, poll, {}, name="Ada", email=address)
+        assert post(client, f"{url}/send-link", url, email=address).status_code == 302
+        ask_link(client, poll, organizer_email)
+        assert len(mailoutbox) == 3
+        for message in mailoutbox:
+            subject, text, html = read(message)
+            assert greeting[language] in text and "Team lunch" in subject, (language, text)
+            for part in (subject, text, html):
+                assert not english_left(part, language), (language, english_left(part, language))

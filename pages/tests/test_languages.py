@@ -148,13 +148,25 @@ DATA = {"Team lunch", "Bring snacks", "Room 4", "Ada", "Grace", "Linus", "Owner 
 NOT_WORDS = re.compile(r"^[\W\d_]*$|^https?://|/invite/|@example\.com|^\(?[A-Z][a-z]+/[A-Za-z_]+\)?\.?$|^\(UTC\)\.?$|^\d\d:\d\d–\d\d:\d\d")
 
 
+def sentence(line: str) -> str:
+    """A pattern of a catalogue line as a page or e-mail shows it: its placeholders filled."""
+    pattern = PLACEHOLDER.sub("\x00", line.strip())
+    return rf"(?<![\w-]){re.escape(pattern)}(?![\w-])".replace("\x00", r"[^<>\n]{1,200}?")
+
+
 def english_left(text: str, language: str, english: set[str] | None = None) -> set[str]:
     """The English strings of the catalogue that `text` still holds (beyond those the
     language spells the same); with `english`, also the page's segments left as in English."""
-    same = {entry.msgid for entry in catalogue(language) if entry.msgstr == entry.msgid}
+    english_forms, same = set(), set()
+    for entry in catalogue(language):
+        forms = {entry.msgid, entry.msgid_plural} - {""}
+        same |= forms & ({entry.msgstr} | set(entry.msgstr_plural.values()))
+        english_forms |= forms if not entry.msgctxt else set()
     # Sentences anywhere (a single word may be the same word in both: segments catch those).
-    msgids = {entry.msgid for entry in catalogue(language) if not entry.msgctxt and " " in entry.msgid.strip()} - same
-    left = {msgid for msgid in msgids if re.search(rf"(?<![\w-]){re.escape(msgid)}(?![\w-])", text)}
+    msgids = {form for form in english_forms if " " in form.strip()} - same
+    bare = re.sub(r"<(/?\w+)[^>]*>", r"<\1>", text)  # no attributes (their words: the segments below)
+    left = {line for msgid in msgids for line in msgid.split("\n") if " " in line.strip()
+            and re.search(sentence(line), bare)}
     if english is not None:
         left |= {part for part in segments(text) & english
                  if part not in DATA and part not in same and not NOT_WORDS.match(part)}
