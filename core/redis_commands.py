@@ -98,7 +98,7 @@ class Commands:
 @functools.cache
 def shared(url: str, timeout: float) -> Commands:
     """The process's one `Commands` for this server and timeout, whoever sends on it (the
-    limiter's script, the version tokens, the fan-out's marks): one pool of warm connections."""
+    limiter's script, the fan-out's marks): one pool of warm connections."""
     return Commands(url, timeout=timeout)
 
 

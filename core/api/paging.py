@@ -17,23 +17,8 @@ class PageQuery(StrictQuerySerializer):
 
 
 def page_query(request, query_class: type[PageQuery] = PageQuery) -> dict:
-    """The validated query of a list request; `VALIDATION_ERROR` for anything else.
-
-    Validating is a function of the query string alone (the cursor's signature is checked
-    later, by core.paging), and clients ask for the same first pages again and again: each
-    process keeps the latest valid ones by their text, so that DRF's validation runs once
-    per distinct query. Invalid ones are validated each time."""
-    key = (query_class, request.META.get("QUERY_STRING", ""))
-    valid = _valid.get(key)
-    if valid is None:
-        query = query_class(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        valid = dict(query.validated_data)
-        if len(_valid) >= _KEPT:
-            _valid.clear()
-        _valid[key] = valid
-    return dict(valid)  # the caller's own
-
-
-_KEPT = 1024
-_valid: dict[tuple[type, str], dict] = {}  # (query class, query string) -> validated values
+    """The validated query of a list request; `VALIDATION_ERROR` for anything else (the
+    cursor's signature is checked later, by core.paging)."""
+    query = query_class(data=request.query_params)
+    query.is_valid(raise_exception=True)
+    return dict(query.validated_data)
