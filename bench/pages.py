@@ -1,9 +1,10 @@
-"""The invite page of a big poll: `GET {APP_URL}/invite/{id}` through the whole Django stack
-(in-process test client) for a time poll with 100 options and 500 participants who answered
-every option, as a newcomer sees it and as a participant holding an edit link sees it.
-Reports the time (median, min, p95), the number of queries and the page's size.
+"""The pages of a big poll through the whole Django stack (in-process test client) for a time
+poll with 100 options and 2,000 participants who answered every option: the invite page
+(`GET {APP_URL}/invite/{id}`) as a newcomer sees it and as a participant holding an edit
+link sees it, and the organizer's page (`GET {APP_URL}/poll/{id}`) signed in. Reports the
+time (median, min, p95), the number of queries and the page's size.
 
-    .venv/bin/python bench/pages.py [--options 100] [--participants 500] [--repeat 30] [--json]
+    .venv/bin/python bench/pages.py [--options 100] [--participants 2000] [--repeat 30] [--json]
 
 The database is a fresh SQLite file in a temporary directory unless DATABASE_URL is set
 (then that database is migrated and gets a bench space and poll, deleted at the end: use a
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the project's
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--options", type=int, default=100)
-    parser.add_argument("--participants", type=int, default=500)
+    parser.add_argument("--participants", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=30, help="timed calls per measurement (default 30)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     args = parser.parse_args()
@@ -40,14 +41,16 @@ def main() -> None:
     poll.disable_comments = False
     poll.save(update_fields=["disable_comments"])
     _, token = page_services.answer(poll=poll, name="Bench", email=None, votes={})
-    url = f"/invite/{poll.pk}"
-    visitors = {"newcomer": Client(), "participant": Client()}
+    visitors = {"newcomer": Client(), "participant": Client(), "organizer": Client()}
     visitors["participant"].cookies[f"answer_{poll.pk}"] = token
+    _, sign_in = page_services.request_sign_in(poll=poll, email=space.owner.email)
+    assert visitors["organizer"].post(f"/poll/{poll.pk}/sign-in/{sign_in}").status_code == 302
+    urls = {"newcomer": f"/invite/{poll.pk}", "participant": f"/invite/{poll.pk}", "organizer": f"/poll/{poll.pk}"}
 
     result = {"database": connection.vendor, "options": args.options, "participants": args.participants + 1,
               "pages": {}}
     for name, client in visitors.items():
-        def get(client=client):
+        def get(client=client, url=urls[name]):
             response = client.get(url)
             assert response.status_code == 200, response.content[:500]
             return response
@@ -60,7 +63,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"invite page, {result['options']} options x {result['participants']} participants, "
+    print(f"invite and organizer pages, {result['options']} options x {result['participants']} participants, "
           f"database: {result['database']}")
     print(f"{'visitor':<14}{'median ms':>11}{'min ms':>9}{'p95 ms':>9}{'queries':>9}{'bytes':>9}")
     for name, stats in result["pages"].items():
