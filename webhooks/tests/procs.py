@@ -4,7 +4,7 @@
     python -m webhooks.tests.procs work     # prints "ready", waits for a line on stdin,
                                             # then fans out and claims until nothing is left
     python -m webhooks.tests.procs state
-    python -m webhooks.tests.procs attack SILENT_URL HOOK_URL ENDPOINTS PINGS
+    python -m webhooks.tests.procs attack SILENT_URL HOOK_URL ENDPOINTS PINGS [own]
     python -m webhooks.tests.procs record SPACE EVENTS GAP
 
 Each prints one JSON document. DATABASE_URL chooses the database, as for the service.
@@ -61,9 +61,10 @@ def state() -> dict:
     }
 
 
-def attack(silent_url: str, hook_url: str, endpoints: str, pings: str) -> dict:
+def attack(silent_url: str, hook_url: str, endpoints: str, pings: str, whose: str = "other") -> dict:
     """Space A with ENDPOINTS endpoints at SILENT_URL (a receiver that never answers), PINGS
-    test pings queued to each; space B with one endpoint at HOOK_URL. Returns B's id."""
+    test pings queued to each; space B (`own`: space A itself) with one endpoint at
+    HOOK_URL. Returns B's id."""
     from spaces import services as space_services
     from webhooks import services
 
@@ -72,7 +73,8 @@ def attack(silent_url: str, hook_url: str, endpoints: str, pings: str) -> dict:
         endpoint = services.create_endpoint(space=attacker, url=f"{silent_url}{n}")[0]
         for _ in range(int(pings)):
             services.queue_ping(endpoint=endpoint)
-    other = space_services.create_space(name="Other", owner_email="b@example.com", pro=True)
+    other = attacker if whose == "own" else space_services.create_space(name="Other", owner_email="b@example.com",
+                                                                         pro=True)
     services.create_endpoint(space=other, url=hook_url)
     return {"space": other.id}
 

@@ -72,10 +72,11 @@ def silent():
     server.close()
 
 
-def other_space_delays(procs, silent, receiver, *, while_waiting=lambda: None) -> list[float]:
+def other_space_delays(procs, silent, receiver, *, while_waiting=lambda: None, endpoints=ATTACK_ENDPOINTS,
+                       whose="other") -> list[float]:
     """Space A's pings to the silent receiver are queued, the dispatcher (started by the
-    caller) is at them; then space B records events one after another: the seconds from
-    each commit to its arrival at B's receiver."""
+    caller) is at them; then space B (`own`: A itself) records events one after another:
+    the seconds from each commit to its arrival at B's receiver."""
     arrivals: dict[str, float] = {}
 
     def arrived(request):
@@ -83,12 +84,12 @@ def other_space_delays(procs, silent, receiver, *, while_waiting=lambda: None) -
         return Response("ok")
 
     receiver.expect_request("/hook").respond_with_handler(arrived)
-    other = procs.call("attack", silent.url("/silent/"), receiver.url_for("/hook"), str(ATTACK_ENDPOINTS),
-                       str(PINGS_PER_ENDPOINT))["space"]
+    other = procs.call("attack", silent.url("/silent/"), receiver.url_for("/hook"), str(endpoints),
+                       str(PINGS_PER_ENDPOINT), whose)["space"]
 
     def attacked() -> bool:
         while_waiting()
-        return silent.open >= 2
+        return silent.open >= min(2, endpoints)
 
     wait_until(attacked, 60, message="the attacker's pings never reached the silent receiver")
     recorded = procs.call("record", other, str(OTHER_EVENTS), "0.3")
@@ -108,6 +109,20 @@ def test_the_embedded_dispatcher_keeps_a_silent_receiver_to_its_space_s_share(pr
     procs.env.update(WEBHOOKS_TIMEOUT_SECONDS=str(TIMEOUT_SECONDS), WEBHOOKS_LEASE_SECONDS="60")
     procs.runjobs()
     assert_fair(other_space_delays(procs, silent, receiver), silent)
+
+
+def test_an_endpoint_that_never_answers_holds_one_sender_and_its_space_s_other_endpoint_delivers(
+        procs, silent, receiver):
+    """The space's own events go to both its endpoints: the silent one holds at most
+    WEBHOOKS_ENDPOINT_SENDERS (one) sender, and the other endpoint's deliveries go out
+    meanwhile, never behind an attempt to the silent one."""
+    procs.env.update(WEBHOOKS_TIMEOUT_SECONDS=str(TIMEOUT_SECONDS), WEBHOOKS_LEASE_SECONDS="60")
+    procs.runjobs()
+    delays = other_space_delays(procs, silent, receiver, endpoints=1, whose="own")
+    print(f"the working endpoint's delays: median {statistics.median(delays):.3f} s, max {max(delays):.3f} s")
+    assert max(delays) < TIMEOUT_SECONDS * 0.8, delays
+    assert statistics.median(delays) < 1, delays
+    assert silent.peak == 1, silent.peak  # the endpoint's share: WEBHOOKS_ENDPOINT_SENDERS
 
 
 @pytest.mark.postgresql  # Celery's worker processes share the database with the test's
