@@ -1,7 +1,7 @@
 // The pages work without this file. With it: the browser's time zone is remembered in the
 // `tz` cookie (the page then shows times in it; a zone chosen on the page replaces it), a
-// button shows the times in the browser's zone, the edit link has a copy button, and the
-// language menu applies at once.
+// button shows the times in the browser's zone, and the edit link has a copy button. (The
+// language menu waits for its button: moving through it with the keyboard changes nothing.)
 (function () {
   "use strict";
   var own = window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone;
@@ -49,10 +49,5 @@
     });
     link.parentNode.appendChild(copy);
     link.parentNode.appendChild(status);
-  }
-
-  var language = document.querySelector("form.language select");
-  if (language) {
-    language.addEventListener("change", function () { language.form.submit(); });
   }
 })();
