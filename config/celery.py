@@ -118,6 +118,14 @@ def claim_broker(broker_url: str, prefix: str, identity: str) -> str | None:
 
 
 @signals.worker_ready.connect
+def check_email_url(**_):
+    """The worker sends the outbox's e-mails: it says once when they would go to the console."""
+    from core.mailconfig import warn_if_console_unasked
+
+    warn_if_console_unasked()
+
+
+@signals.worker_ready.connect
 @signals.beat_init.connect
 def check_broker_is_ours(**_):
     """At worker and beat start: warn when another installation uses the same Redis broker

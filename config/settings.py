@@ -249,7 +249,8 @@ CSRF_FAILURE_VIEW = "pages.views.csrf_failure"  # the pages' own 403; the back o
 # E-mail (organizers' sign-in links): EMAIL_URL as django-environ reads it, e.g.
 # smtp+tls://user:password@smtp.example.com:587. Unset, e-mails would go to the console, the
 # log's own output, sign-in links and addresses included: a web process with DEBUG off then
-# refuses to start (config/wsgi.py). bin/serve sets consolemail:// (it prints them).
+# refuses to start (config/wsgi.py), runjobs and the worker say so (core/mailconfig.py).
+# bin/serve sets consolemail:// (it prints them).
 EMAIL_URL_SET = bool(env.str("EMAIL_URL", default=""))
 globals().update(env.email_url("EMAIL_URL", default="consolemail://"))
 # Seconds the SMTP backend waits on the mail server (the sending runs after the page answered).

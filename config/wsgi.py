@@ -12,14 +12,12 @@ from gevent.monkey import is_module_patched
 
 from core.bulkhead import ANSWER_DELAY, Bulkhead, FifoSemaphore, holding
 from core.dbguard import NO_SLOT, REFUSED, RequestDeadline
+from core.mailconfig import CONSOLE_UNASKED, console_unasked
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_application = get_wsgi_application()
-if not (settings.EMAIL_URL_SET or settings.DEBUG):
-    raise ImproperlyConfigured(
-        "EMAIL_URL is not set: organizers' sign-in e-mails, links included, would be written to the console, "
-        "the log's own output. Set EMAIL_URL (smtp+tls://user:password@host:587, docs/deploy.md), or "
-        "EMAIL_URL=consolemail:// to print them anyway.")
+if console_unasked():
+    raise ImproperlyConfigured(CONSOLE_UNASKED)
 
 
 class ApiHandler(WSGIHandler):

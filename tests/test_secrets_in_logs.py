@@ -26,6 +26,7 @@ from pages import views as page_views
 from pages.tests.conftest import answer, csrf
 from privateapi.tests.conftest import PrivateApi
 from spaces.keys import prefix_of
+from tests.waiting import wait_until
 from webhooks.tests.fixtures import run_worker
 
 
@@ -289,6 +290,34 @@ def test_a_web_process_without_email_url_refuses_to_start_unless_debug(tmp_path,
     assert (done.returncode == 0) == starts, done.stderr
     if not starts:
         assert "EMAIL_URL is not set" in done.stderr
+
+
+@pytest.mark.parametrize("process", ["runjobs", "celery worker"])
+@pytest.mark.parametrize(("environment", "warns"), [({}, True), ({"EMAIL_URL": "consolemail://"}, False)])
+def test_the_processes_that_send_e_mails_say_once_when_they_would_print_them(tmp_path, process, environment, warns):
+    """`runjobs` and Celery's worker send the outbox's e-mails; without EMAIL_URL (DEBUG off)
+    they start, and say once, on their first lines, that e-mails would go to the console."""
+    env = {name: value for name, value in os.environ.items() if name not in ("EMAIL_URL", "DEBUG", "REDIS_URL")}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+               CELERY_BROKER_URL="memory://", LOG_LEVEL="INFO", **environment)
+    command, started = {
+        "runjobs": (["manage.py", "runjobs", "--no-workers", "--only", "pages.purge-mail"], "runjobs started"),
+        "celery worker": (["-m", "celery", "-A", "config", "worker", "--pool", "solo", "--without-gossip",
+                           "--without-mingle", "--without-heartbeat"], "ready"),
+    }[process]
+    log = tmp_path / "stderr"
+    with log.open("w") as stderr:
+        running = subprocess.Popen([sys.executable, *command], cwd=django_settings.BASE_DIR, env=env,
+                                   stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            wait_until(lambda: started in log.read_text() or running.poll() is not None, 120)
+            running.terminate()
+            running.wait(60)
+        finally:
+            running.kill()
+    text = log.read_text()
+    assert started in text, text
+    assert text.count("EMAIL_URL is not set") == (1 if warns else 0), text
 
 
 def test_the_documented_filemail_url_writes_to_its_absolute_folder(tmp_path):

@@ -21,6 +21,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.module_loading import import_string
 
+from core.mailconfig import warn_if_console_unasked
+
 logger = logging.getLogger("service.jobs")
 
 
@@ -54,6 +56,7 @@ class Command(BaseCommand):
             if finish is not None:
                 workers[path] = finish
         logger.info("runjobs started", extra={"jobs": sorted(callables), "workers": sorted(workers)})
+        warn_if_console_unasked()
 
         next_run = {name: time.monotonic() for name in callables}
         while not stop.is_set():
