@@ -53,13 +53,15 @@ def confirmed(view):
 def target(poll: Poll, action: str, data):
     """What the action acts on, as the confirmation step shows it: (field, id, words);
     None when the id names nothing of this poll."""
-    if action == "schedule":
-        option = Option.objects.filter(poll=poll, pk=data.get("option", "")).first()
+    if action in ("schedule", "cancel"):  # the option to schedule, the event to call off
+        chosen = data.get("option", "") if action == "schedule" else poll.scheduled_option_id
+        option = Option.objects.filter(poll=poll, pk=chosen).first() if chosen else None
         if option is None:
-            return None
+            return None if action == "schedule" else ("", "", "")
         label = option_label(option, display_zone(poll, None))
         zone = f" ({poll.time_zone})" if poll.kind == Poll.Kind.TIME and poll.time_zone else ""
-        return "option", option.pk, label["text"] + zone
+        words = label["text"] + zone
+        return ("option", option.pk, words) if action == "schedule" else ("", "", words)
     if action == "remove-participant":
         participant = Participant.objects.filter(poll=poll, pk=data.get("participant", "")).only("id", "name").first()
         return None if participant is None else ("participant", participant.pk, participant.name)

@@ -215,6 +215,7 @@ def test_the_decision_reaches_the_participants(served, new_page, script):
     assert str(event["UID"]).startswith(poll["id"] + "@")
 
     page.click("button:has-text('Call off the event')")
+    assert "Monday 2 June 2031, 09:00–09:30 (Europe/Berlin)" in page.inner_text("p.what")  # which event
     assert page.is_checked("input[name=email]")
     page.click("h1 ~ form button:has-text('Call off the event')")
     page.wait_for_selector("text=Those invited get a cancellation by e-mail.")

@@ -102,6 +102,7 @@ def test_invite_update_and_cancel_are_one_event(time_poll, mailoutbox, organizer
     mailoutbox.clear()
     page, data = step(client, poll, "cancel")
     assert "E-mail a cancellation to the 2 participants who got the invitation" in page and data["email"] == "yes"
+    assert '<p class="what"><strong>Monday 2 June 2031, 09:00–09:30 (Europe/Berlin)</strong></p>' in page
     assert client.post(f"/poll/{poll['id']}/act", data)["Location"].endswith("done=canceled-mailed")
     run_job("pages.send-mail")
     assert sorted(m.to[0] for m in mailoutbox) == ["ada@example.com", "cy@example.com"]
