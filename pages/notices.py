@@ -1,8 +1,8 @@
 """The organizer's e-mails about answers and comments (`polls.services.notices` notes them):
 one e-mail per poll at most every NOTIFY_EVERY, listing what happened since the last, with a
 one-click unsubscribe (RFC 8058: `List-Unsubscribe` and `List-Unsubscribe-Post`), in the
-language of the organizer page. Queued in the pages' outbox by the job, in the transaction
-that takes the activity."""
+language of the organizer page, the times in the poll's zone (else UTC). Queued in the
+pages' outbox by the job, in the transaction that takes the activity."""
 
 import logging
 
@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from pages import outbox
+from pages.display import valid_zone
 from pages.models import OrganizerLanguage
 from polls import services as poll_services
 
@@ -58,13 +59,14 @@ def _queue(poll, activity) -> None:
     """The e-mail in the language of the organizer page (as last used for this poll; else
     LANGUAGE_CODE)."""
     language = OrganizerLanguage.objects.filter(poll=poll).values_list("language", flat=True).first()
-    with translation.override(language or settings.LANGUAGE_CODE):
-        _write(poll, activity)
+    zone = valid_zone(poll.time_zone) or "UTC"  # the times of what happened: the poll's zone
+    with translation.override(language or settings.LANGUAGE_CODE), timezone.override(zone):
+        _write(poll, activity, zone)
 
 
-def _write(poll, activity) -> None:
+def _write(poll, activity, zone: str) -> None:
     context = {"poll": poll, "activity": activity, "manage_url": f"{settings.APP_URL}/poll/{poll.pk}",
-               "unsubscribe_url": unsubscribe_url(poll.pk)}
+               "unsubscribe_url": unsubscribe_url(poll.pk), "zone": zone}
     answers = sum(1 for item in activity if item.kind != "commented")
     comments = len(activity) - answers
     parts = []

@@ -1,13 +1,15 @@
 """The e-mails sent in the background speak the language of the page behind them: the
-organizer's about answers that of the organizer page (as last signed into or run), each
-participant's decision and cancellation that of their invite page (an answer given
-elsewhere: the organizer page's). Read as a mail client reads them: both parts, no English
-left."""
+organizer's about answers that of the organizer page (as last signed into or run; their
+times in the poll's zone), each participant's decision and cancellation that of their invite
+page (an answer given elsewhere: the organizer page's). Read as a mail client reads them:
+both parts, no English left."""
 
 import email
+from datetime import UTC, datetime
 from email import policy
 
 import pytest
+import time_machine
 from django.test import Client
 from django.utils import translation
 
@@ -147,3 +149,14 @@ def test_links_sent_later_by_the_sender_thread_keep_the_pages_language(make_poll
     for message in mailoutbox:
         _, _, html = no_english(message, "fr")
         assert '<html lang="fr">' in html
+
+
+def test_the_notices_times_are_in_the_polls_zone(make_poll, mailoutbox):
+    poll = make_poll(kind="time", timeZone="America/New_York", duration=30,
+                     options=[{"startTime": "2031-06-02T09:00:00"}])
+    with time_machine.travel(datetime(2030, 1, 7, 15, 5, tzinfo=UTC), tick=False):
+        answer(Client(), poll, {}, name="Ada")
+        run_job("pages.send-mail")
+    [message] = mailoutbox
+    _, text, html = read(message)
+    assert "10:05 America/New_York  Ada answered" in text and "10:05 America/New_York · <strong>Ada" in html
