@@ -59,8 +59,9 @@ def queue_all(mails: list[Mail]) -> None:
 def message(mail: Mail) -> EmailMultiAlternatives:
     """The e-mail as it is sent: text, then HTML (multipart/alternative), the invitation as
     a `text/calendar` part with its METHOD (RFC 6047) and as a file."""
+    # Auto-Submitted (RFC 3834): no out-of-office reply to an e-mail no person wrote.
     email = EmailMultiAlternatives(mail.subject, mail.text, settings.DEFAULT_FROM_EMAIL, [mail.to],
-                                   headers=mail.headers)
+                                   headers={"Auto-Submitted": "auto-generated", **mail.headers})
     email.attach_alternative(mail.html, "text/html")
     if mail.calendar:
         method = next(line.split(":", 1)[1] for line in mail.calendar.splitlines() if line.startswith("METHOD:"))

@@ -127,6 +127,8 @@ def test_every_e_mail_in_every_language_of_the_pages(make_poll, organizer_email,
         subject, text, html = no_english(message, language)
         assert subject.strip() and "Team lunch" in subject and text.strip() and "<p>" in html, kind
         assert f'<html lang="{language}">' in html, kind  # what a screen reader reads it in
+    for message in mailoutbox[2:]:  # the outbox's: no out-of-office replies to them
+        assert message.message()["Auto-Submitted"] == "auto-generated"
 
 
 def test_links_sent_later_by_the_sender_thread_keep_the_pages_language(make_poll, organizer_email, mailoutbox,
