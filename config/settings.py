@@ -315,6 +315,9 @@ LOGGING = {
         "django.server": {"level": "WARNING", "propagate": True},
         # django-axes: its lockout warnings, not its start-up and per-failure lines.
         "axes": {"level": "WARNING", "propagate": True},
+        # gunicorn's own lines in a web worker (a refused request line, the path included) through
+        # this handler, which redacts (config/gunicorn.py's, used before this applies, does not).
+        "gunicorn.error": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
 

@@ -26,6 +26,7 @@ from pages import views as page_views
 from pages.tests.conftest import answer, csrf
 from privateapi.tests.conftest import PrivateApi
 from spaces.keys import prefix_of
+from tests import webproc
 from tests.waiting import wait_until
 from webhooks.tests.fixtures import run_worker
 
@@ -275,6 +276,33 @@ def test_a_receiver_url_s_credentials_and_any_key_reach_no_line(every_line):
     assert "/v1/polls/sk_a-b_c-d__[redacted]" in lines and "sk_-________[redacted]" in lines, lines
     for secret in ("hook-user", "hook-password", "query-token", "S" * 32, "T" * 32):
         assert secret not in lines, secret
+
+
+KEY = b"sk_AAAAAAAA_" + b"B" * 32
+
+
+def test_gunicorn_s_lines_of_a_refused_request_line_hold_no_token(tmp_path):
+    """gunicorn refuses a request line it cannot parse and logs it whole: in a web worker that
+    line goes through the service's handler, which redacts the link's token."""
+    port = webproc.free_port()
+    env = webproc.base_env(f"sqlite:///{tmp_path / 'db.sqlite3'}", port)
+    log = tmp_path / "stderr"
+    with log.open("w") as stderr:
+        web = subprocess.Popen([sys.executable, "-m", "gunicorn", "--config", "config/gunicorn.py", "config.wsgi"],
+                               cwd=django_settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+        try:
+            wait_until(lambda: webproc.request(port, "GET", "/healthz", timeout=2)[0] == 200, 60, interval=0.2)
+            for line in (b"GET /poll/made-up-poll/sign-in/sign-in-token-74\r\n", b"GET /v1/polls/" + KEY + b"\r\n"):
+                with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+                    sock.sendall(line + b"Host: x\r\n\r\n")
+                    assert webproc.read_until_closed(sock)[0] == 400
+            wait_until(lambda: log.read_text().count("Invalid HTTP request line") == 2, 30)
+        finally:
+            web.terminate()
+            web.wait(60)
+    text = log.read_text()
+    assert "/poll/made-up-poll/sign-in/[redacted]" in text and "/v1/polls/sk_AAAAAAAA_[redacted]" in text, text
+    assert "sign-in-token-74" not in text and KEY.decode() not in text, text
 
 
 @pytest.mark.parametrize(("environment", "starts"), [
