@@ -22,6 +22,7 @@ from conftest import Api, _routes, openapi_document
 from core.tests.test_logs import Lines
 from pages import jobs as page_jobs
 from pages import mail
+from pages import urls as page_urls
 from pages import views as page_views
 from pages.tests.conftest import answer, csrf
 from privateapi.tests.conftest import PrivateApi
@@ -218,6 +219,18 @@ def test_a_run_through_every_operation_and_page_logs_no_secret(
     assert any(owner in command for command in refusing.refused), refusing.refused
     assert organizer.get(f"{manage}/answers.csv").status_code == 200
     Client().get(f"{page}/event.ics")
+    from polls.models import Comment
+
+    comment = Comment.objects.get(poll_id=pages_poll["id"]).pk
+    for data in ({"action": "notify", "on": "no"}, {"action": "deadline", "closes_at": "2030-04-30T12:00"},
+                 {"action": "clear-deadline"}, {"action": "remove-comment", "comment": comment},
+                 {"action": "remove-participant", "participant": participant}):
+        assert organizer.post(f"{manage}/act", {"csrfmiddlewaretoken": token, **data}).status_code == 302, data
+    copy = organizer.post(f"{manage}/act", {"csrfmiddlewaretoken": token, "action": "duplicate", "title": "Copy"})
+    copied = copy["Location"].split("?")[0]
+    assert organizer.post(f"{copied}/act", {"csrfmiddlewaretoken": token, "action": "delete",
+                                             "confirmed": "yes"}).status_code == 200
+    assert Client().get(f"/language?language=de&next={page}").status_code == 302
     organizer.post(f"{manage}/sign-out", {"csrfmiddlewaretoken": token})
     from pages.notices import unsubscribe_token
 
@@ -245,6 +258,9 @@ def test_a_run_through_every_operation_and_page_logs_no_secret(
     metrics = client.get("/metrics").content.decode()
     lines = every_line.stream.getvalue()
     paths = re.findall(r'"path": "([^"]+)"', lines)
+    unvisited = [str(route.pattern) for route in page_urls.urlpatterns[:-1]
+                 if not any(route.pattern.match(path.lstrip("/")) for path in paths)]
+    assert not unvisited, f"pages the run did not open: {unvisited}"
     assert f"/invite/{pages_poll['id']}/edit/[redacted]" in paths and f"/poll/{pages_poll['id']}/sign-in/[redacted]" in paths
     assert "page crashed" in lines and "Forbidden (CSRF" in lines  # the lines that once carried them
     for failure in ("webhook attempt failed", "e-mail not sent; retried later", "sign-in e-mail not sent"):
