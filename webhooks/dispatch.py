@@ -41,7 +41,7 @@ DELIVERIES_PER_TASK = 50
 CLAIMS_PER_SENDER = 3
 # While every sender still has a batch in hand, a sender's result wakes the loop for a pass
 # only once at least this share of the claims in hand has come back: each pass records the
-# outcomes handed over, a dozen statements whatever their number, so under a backlog a
+# outcomes handed over, a dozen statements and one per outcome, so under a backlog a
 # pass per one or two attempts kept the loop's thread busier than the senders (the
 # process's ceiling is one core). A sender done with its batch always wakes it.
 REFILL_SHARE = 0.5

@@ -6,7 +6,7 @@ The work is done in batches, so that a delivery costs a share of a few transacti
 rather than a dozen round trips of its own: `fan_out` makes the deliveries of many events
 at once (and may claim them in the same transaction), `claim_due` claims many due
 deliveries at once, `send_many` makes their attempts one after another over kept-alive
-connections, recording each outcome as it comes (one statement each on PostgreSQL), and
+connections, recording each outcome as it comes (one short transaction each), and
 the embedded dispatcher records the outcomes its senders hand over with `finish`, one
 transaction for what arrived since its last look."""
 
@@ -230,7 +230,7 @@ def send(claim: Claim) -> sender.Outcome:
 def send_many(claims: list[Claim]) -> int:
     """Make the claimed attempts one after another (kept-alive connections make a burst to
     one endpoint cheap), recording each outcome as soon as its attempt ends (`record`: one
-    statement on PostgreSQL), so that a worker that dies re-sends at most the attempt it
+    short transaction), so that a worker that dies re-sends at most the attempt it
     was making, not its whole batch. An attempt starts only while its lease allows
     (`lease_allows_attempt`): the claims left behind a slow receiver are given back, due
     at once. Returns how many attempts were made."""

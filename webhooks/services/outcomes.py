@@ -1,18 +1,13 @@
 """Recording what became of attempts: each attempt's outcome on its row, the delivery's
 next state (done, due again after its retry delay, or ended), the endpoint's failure
-count, and claims given back unmade.
-
-Recording is on the hot path of delivery, so the statements are prepared SQL built once
-from the models' metadata rather than compiled by the ORM per call: an attempt's outcome
-is one UPDATE run for each row of a batch (`executemany`), and on PostgreSQL a success
-is recorded in a single statement (`record`)."""
+count, and claims given back unmade. Plain ORM updates in one transaction, the same on
+every database."""
 
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
 
-from django.db import connections, router, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -52,64 +47,26 @@ class Result:
 
 
 def record(result: Result) -> None:
-    """Record one attempt's outcome as soon as it ends. On PostgreSQL a success (the common
-    case) is one statement in its own transaction: the attempt's row, the endpoint's
-    failure count and the delivery, if the claim is still this worker's; anything else
-    takes `finish`."""
-    connection = connections[router.db_for_write(Delivery)]
-    if connection.vendor != "postgresql" or result.outcome is None or not result.outcome.ok:
+    """Record one attempt's outcome as soon as it ends. A success (the common case) is one
+    short transaction: the attempt's row, the delivery (if the claim is still this
+    worker's: the UPDATE's row count tells) and the endpoint's failure count; anything
+    else takes `finish`."""
+    if result.outcome is None or not result.outcome.ok:
         finish([result])
         return
     now = timezone.now()
-    _set_outcome(result, now=now)
     delivery = result.claim.delivery
     fields = _next_state(result, now=now)
-    counted = delivery.endpoint_id if delivery.event.type != PING else None
-    with connection.cursor() as cursor:
-        cursor.execute(_success_sql(connection), [
-            *_outcome_params(connection, result.claim.attempt),
-            counted,
-            *(_prepare(connection, Delivery, name, value) for name, value in fields.items()),
-            delivery.pk, result.claim.token,
-        ])
-        held = cursor.fetchone() is not None
+    with transaction.atomic():
+        _record_attempts([result], now=now)
+        held = Delivery.objects.filter(pk=delivery.pk, claim_token=result.claim.token).update(**fields)
+        if held:
+            _reset_streaks([delivery])
     if held:
         _apply(delivery, fields)
         metrics.delivery_finished(Delivery.Status.SUCCEEDED)
     else:
         _lease_lost(result)
-
-
-@cache
-def _success_sql(connection) -> str:
-    """Three UPDATEs in one statement: the attempt, the endpoint's failure count (reset;
-    NULL for a ping, which does not count) and the delivery, `RETURNING` its id if the
-    claim token still matched."""
-    quote = connection.ops.quote_name
-    streak = quote(Endpoint._meta.get_field("failure_streak").column)
-    delivery = _assignments(connection, Delivery, _next_state_names())
-    return (
-        f"WITH outcome AS ({_outcome_sql(connection)}), "
-        f"streak AS (UPDATE {quote(Endpoint._meta.db_table)} SET {streak} = 0 "
-        f"WHERE {quote(Endpoint._meta.pk.column)} = %s AND {streak} > 0) "
-        f"UPDATE {quote(Delivery._meta.db_table)} SET {delivery} "
-        f"WHERE {quote(Delivery._meta.pk.column)} = %s AND {quote(Delivery._meta.get_field('claim_token').column)} = %s "
-        f"RETURNING {quote(Delivery._meta.pk.column)}"
-    )
-
-
-def _next_state_names() -> tuple[str, ...]:
-    """The fields `_next_state` sets for a success, in its order."""
-    return ("claimed_until", "claim_token", "last_error", "status", "next_attempt_at", "finished_at")
-
-
-def _assignments(connection, model, names) -> str:
-    quote = connection.ops.quote_name
-    return ", ".join(f"{quote(model._meta.get_field(name).column)} = %s" for name in names)
-
-
-def _prepare(connection, model, name: str, value):
-    return model._meta.get_field(name).get_db_prep_save(value, connection)
 
 
 def finish(results: list[Result]) -> None:
@@ -135,35 +92,13 @@ OUTCOME_FIELDS = ("finished_at", "duration_ms", "status_code", "succeeded", "err
 
 
 def _record_attempts(made: list[Result], *, now: datetime) -> None:
-    """Each attempt's outcome, on its row (whoever holds the delivery now: it happened).
-    One prepared UPDATE run for every row (`executemany`; psycopg pipelines it into one
-    round trip): `bulk_update` built a CASE expression per field and row, which cost
-    more than all the other statements of a batch together."""
+    """Each attempt's outcome, on its row (whoever holds the delivery now: it happened): an
+    UPDATE per row, which costs less than `bulk_update`'s CASE per field and row."""
     for result in made:
-        _set_outcome(result, now=now)
-    if not made:
-        return
-    connection = connections[router.db_for_write(Attempt)]
-    with connection.cursor() as cursor:
-        cursor.executemany(_outcome_sql(connection),
-                           [_outcome_params(connection, result.claim.attempt) for result in made])
-
-
-def _set_outcome(result: Result, *, now: datetime) -> None:
-    outcome, row = result.outcome, result.claim.attempt
-    row.finished_at, row.duration_ms, row.status_code = now, outcome.duration_ms, outcome.status_code
-    row.succeeded, row.error, row.response_excerpt = outcome.ok, outcome.error, outcome.excerpt
-
-
-def _outcome_params(connection, row: Attempt) -> list:
-    return [*(_prepare(connection, Attempt, name, getattr(row, name)) for name in OUTCOME_FIELDS), row.pk]
-
-
-@cache
-def _outcome_sql(connection) -> str:
-    quote = connection.ops.quote_name
-    return (f"UPDATE {quote(Attempt._meta.db_table)} SET {_assignments(connection, Attempt, OUTCOME_FIELDS)} "
-            f"WHERE {quote(Attempt._meta.pk.column)} = %s")
+        outcome, row = result.outcome, result.claim.attempt
+        row.finished_at, row.duration_ms, row.status_code = now, outcome.duration_ms, outcome.status_code
+        row.succeeded, row.error, row.response_excerpt = outcome.ok, outcome.error, outcome.excerpt
+        Attempt.objects.filter(pk=row.pk).update(**{name: getattr(row, name) for name in OUTCOME_FIELDS})
 
 
 def _still_held(results: list[Result]) -> list[Result]:
@@ -192,11 +127,16 @@ def _record_successes(succeeded: list[Result], *, now: datetime) -> None:
     fields = _next_state(succeeded[0], now=now)  # the same for every success
     deliveries = [result.claim.delivery for result in succeeded]
     Delivery.objects.filter(pk__in=[delivery.pk for delivery in deliveries]).update(**fields)
-    counted = {delivery.endpoint_id for delivery in deliveries if delivery.event.type != PING}
-    Endpoint.objects.filter(pk__in=counted, failure_streak__gt=0).update(failure_streak=0)  # no version bump: not read with keys
+    _reset_streaks(deliveries)
     for delivery in deliveries:
         _apply(delivery, fields)
         metrics.delivery_finished(Delivery.Status.SUCCEEDED)
+
+
+def _reset_streaks(deliveries: list[Delivery]) -> None:
+    """A success starts the endpoint's failure count again (pings do not count)."""
+    counted = {delivery.endpoint_id for delivery in deliveries if delivery.event.type != PING}
+    Endpoint.objects.filter(pk__in=counted, failure_streak__gt=0).update(failure_streak=0)  # no version bump: not read with keys
 
 
 def _record_failure(result: Result, *, now: datetime) -> None:
