@@ -63,9 +63,12 @@ def test_every_page_of_the_poll_list_reads_its_index_in_order(api, space):
     after, _ = page_statement(api, f"/v1/polls?limit=50&cursor={answer['nextCursor']}")
     by_status, _ = page_statement(api, "/v1/polls?limit=50&status=open")
 
-    for sql, index in ((first, "poll_space_live"), (after, "poll_space_live"), (by_status, "poll_space_status_live")):
+    # By status: its own index, or the space's with the status checked as read (both in order:
+    # which is cheaper depends on how many of the space's polls have that status).
+    for sql, indexes in ((first, ["poll_space_created"]), (after, ["poll_space_created"]),
+                         (by_status, ["poll_space_status_live", "poll_space_created"])):
         polls, steps = plan_of(sql, alias="polls_poll")
-        assert index in polls, polls
+        assert any(index in polls for index in indexes), polls
         assert not steps & {"Sort", "Incremental Sort"} and not any("TEMP B-TREE" in step for step in steps), steps
     polls, _ = plan_of(after, alias="polls_poll")
     assert "created_at" in polls.split(" filter=")[0], polls  # the cursor's position is sought in the index
@@ -85,6 +88,7 @@ def test_the_fan_out_takes_the_oldest_pending_events_from_their_own_index(api, s
 # Foreign keys without an index of their own (the index named leads with the key): each
 # lookup by the key, the ORM's cascades among them, is still an index search.
 KEYS_IN_COMPOSITE_INDEXES = [
+    (Poll, "space_id", "poll_space_created"),
     (Option, "poll_id", "option_poll_order"),
     (Participant, "poll_id", "participant_poll_order"),
     (Vote, "participant_id", "vote_unique"),
@@ -144,12 +148,14 @@ def indexes_searched(sql: str, table: str) -> set[str]:
 
 
 @pytest.mark.postgresql
-@pytest.mark.parametrize("query", ["limit=50", "limit=50&status=open"])
+@pytest.mark.parametrize("query", ["limit=50"])
 def test_the_list_statements_are_planned_once_however_many_polls_the_table_holds(api, space, query):
     """A prepared statement's generic plan takes a LIMIT parameter for a tenth of the rows:
     with thousands of other spaces' polls it looked dearer than a plan made for each
     execution, and PostgreSQL planned the list's statements anew on every request. The page
-    size is written into them (Django writes LIMIT as a number)."""
+    size is written into them (Django writes LIMIT as a number). (By status, PostgreSQL may
+    still plan each request: a generic plan's guess of a status's share of a space's polls
+    looks dearer than a plan for this few polls, whichever index it reads.)"""
     fixtures.other_polls(4000, options=1)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE polls_poll")
@@ -160,3 +166,35 @@ def test_the_list_statements_are_planned_once_however_many_polls_the_table_holds
                        "WHERE statement LIKE '%%FROM \"polls_poll\"%%LIMIT 51%%'")
         [(statement, generic, custom)] = cursor.fetchall()
     assert generic >= 1, (generic, custom, statement)
+
+
+@pytest.mark.postgresql
+def test_a_space_that_grew_since_its_statistics_is_still_listed_in_index_order(api, space):
+    """Statistics taken while the space had a few polls (autovacuum analyzes a table only now
+    and then, or not at all) put a page of its polls at a few rows: PostgreSQL read all of them
+    through the narrowest index leading with the space and sorted them, on every page, a
+    cost that grew with the space. Planned here with PostgreSQL's own costs, nothing priced
+    out, as each request plans it (a custom plan) and as a prepared statement may (generic)."""
+    fixtures.other_polls(2000, options=1)
+    fixtures.small_polls(space, 3, options=1, participants=0)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE polls_poll")
+    now = datetime.now(UTC)
+    Poll.objects.bulk_create([Poll(space=space, organizer=space.owner, title="Grown", kind="time", created_at=now,
+                                   updated_at=now) for _ in range(3000)])
+    sql, answer = page_statement(api, "/v1/polls?limit=50")
+    assert len(answer["data"]) == 50 and answer["nextCursor"]
+    for mode in ("force_custom_plan", "force_generic_plan"):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL plan_cache_mode = {mode}")
+            cursor.execute("PREPARE grown_list AS " + sql)
+            cursor.execute("EXPLAIN (FORMAT JSON) EXECUTE grown_list")
+            nodes, steps, read = [cursor.fetchone()[0][0]["Plan"]], set(), None
+            cursor.execute("DEALLOCATE grown_list")
+        while nodes:
+            node = nodes.pop()
+            steps.add(node["Node Type"])
+            nodes += node.get("Plans", [])
+            if node.get("Relation Name") == "polls_poll":
+                read = node.get("Index Name")
+        assert read == "poll_space_created" and not steps & {"Sort", "Incremental Sort"}, (mode, read, steps)
