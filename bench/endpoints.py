@@ -6,7 +6,7 @@ plus the round trips of an API request with nothing in them (`SELECT 1`, and wit
 `PING`): the floor of a read that looks its key up and counts it.
 
     .venv/bin/python bench/endpoints.py [--configs sqlite,postgres] [--rounds 3] [--seconds 3]
-        [--connections 8] [--big 20000] [--only POST] [--cpu] [--json | --markdown]
+        [--connections 8] [--big 20000] [--growth 3] [--tail 32] [--only POST] [--cpu] [--json | --markdown]
 
 Configurations:
 - sqlite: a fresh SQLite file, no Redis, `manage.py runjobs` beside the web process (what
@@ -22,7 +22,14 @@ Each round runs every target for `--seconds` (wrk, one thread): the throughput e
 of the rounds is printed), the heavy reads (results 100 × 2,000, participants 2,000 × 100)
 with one connection, so that p50 and p95 are the time of one request. `--big N` then reads
 the participants of an N × 100 poll a few times with one client, measuring time, bytes and
-the worker's peak RSS (0 leaves it out). Rate limits are raised out of the way (every request
+the worker's peak RSS (0 leaves it out).
+
+`--growth N` then runs N more rounds, each after `POST /v1/polls` was loaded for
+`--growth-seconds` (thousands of polls created in the listed space, through the service and
+its pooled, prepared connections): the bare view, the list and `POST` again, as a space that
+has grown sees them. `--tail C` (default 32) serves the service again with one gevent worker
+(WEB_CONCURRENCY=1) and loads every target with C connections on the one key: p50 and p99,
+whether requests that wait are served in turn. 0 leaves either out. Rate limits are raised out of the way (every request
 is still counted). The 1-minute load average is printed at the start and the end of each
 configuration: the machine is shared, so compare ratios of one run, not absolute figures.
 
@@ -113,9 +120,11 @@ def run_config(name: str, args, workdir: Path) -> dict:
     probe = CpuProbe(service, env["DATABASE_URL"] if name != "sqlite" else None, env["REDIS_URL"] or None)
     cpu: dict[str, dict[str, float]] = {}  # label -> group -> CPU seconds, "requests" included
     targets = selected(args.only)
+    created = args.list_polls  # polls in the listed space, each POST's added
     try:
         for target in targets:  # warm-up: every worker imports and connects
-            wrk(service.port, scripts[target[1]], target[2].format(**ids), 2, 1)
+            sample = wrk(service.port, scripts[target[1]], target[2].format(**ids), 2, 1)
+            created += sample["requests"] if target[1] == "POST" else 0
         rounds: dict[str, list[dict]] = {target[0]: [] for target in targets}
         for _ in range(args.rounds):
             for label, method, path, connections, _body in targets:
@@ -133,11 +142,14 @@ def run_config(name: str, args, workdir: Path) -> dict:
                 else:
                     sample = run()
                 rounds[label].append(sample)
+                created += sample["requests"] if method == "POST" else 0
+        growth = grow(service, args, ids, scripts, created)
         huge = None
         if ids["huge"]:
             huge = read_huge(service, ids)
     finally:
         service.stop()
+    tail = tail_latencies(name, env, workdir, args, ids, scripts) if args.tail else None
     load_end = os.getloadavg()[0]
 
     endpoints = {}
@@ -157,7 +169,52 @@ def run_config(name: str, args, workdir: Path) -> dict:
         for label, totals in cpu.items()
     }
     return {"config": name, "setup_s": round(setup_s, 1), "load_start": load_start, "load_end": load_end,
-            "endpoints": endpoints, "big": huge, "cpu_ms_per_request": cpu_ms}
+            "endpoints": endpoints, "big": huge, "cpu_ms_per_request": cpu_ms, "growth": growth, "tail": tail}
+
+
+GROWTH_TARGETS = ("bare Django view", "GET list limit=50", "POST poll (10 options)")
+
+
+def grow(service: Service, args, ids: dict, scripts: dict, created: int) -> list[dict]:
+    """`--growth` rounds: `POST /v1/polls` loaded for `--growth-seconds`, then the bare view,
+    the list and `POST` measured as in a round, their ratios to the bare view of the same
+    round, and how many polls the listed space then holds."""
+    by_label = {target[0]: target for target in TARGETS}
+    found = []
+    for _ in range(args.growth):
+        created += wrk(service.port, scripts["POST"], "/v1/polls", args.connections, args.growth_seconds)["requests"]
+        samples = {}
+        for label in GROWTH_TARGETS:
+            _label, method, path, _conns, _body = by_label[label]
+            samples[label] = wrk(service.port, scripts[method], path.format(**ids), args.connections, args.seconds)
+            created += samples[label]["requests"] if method == "POST" else 0
+        bare = samples["bare Django view"]["rps"]
+        found.append({"polls": created, "endpoints": {
+            label: {"rps": round(sample["rps"], 1), "ratio_to_bare_view": round(sample["rps"] / bare, 3),
+                    "p50_ms": round(sample["p50_ms"], 1), "p95_ms": round(sample["p95_ms"], 1)}
+            for label, sample in samples.items()}})
+    return found
+
+
+def tail_latencies(name: str, env: dict, workdir: Path, args, ids: dict, scripts: dict) -> dict:
+    """The service again with one gevent worker, every target loaded with `--tail`
+    connections on the one key in turn: its p50 and p99. Requests that wait for a slot must
+    be served in turn, so p99 stays within a small multiple of p50."""
+    service = start(name, {**env, "WEB_CONCURRENCY": "1"}, workdir)
+    targets = [target for target in selected(args.only) if target[0] != "bare WSGI"]
+    try:
+        for _label, method, path, _conns, _body in targets:  # warm-up
+            wrk(service.port, scripts[method], path.format(**ids), 2, 1)
+        endpoints = {}
+        for label, method, path, _conns, _body in targets:
+            sample = wrk(service.port, scripts[method], path.format(**ids), args.tail, max(args.seconds, 4))
+            endpoints[label] = {"rps": round(sample["rps"], 1), "p50_ms": round(sample["p50_ms"], 1),
+                                "p99_ms": round(sample["p99_ms"], 1),
+                                "p99_over_p50": round(sample["p99_ms"] / max(sample["p50_ms"], 0.001), 1)}
+    finally:
+        service.stop()
+    worst = max((stats["p99_over_p50"] for label, stats in endpoints.items() if not label.startswith("bare")), default=None)
+    return {"connections": args.tail, "endpoints": endpoints, "worst_p99_over_p50": worst}
 
 
 def read_huge(service: Service, ids: dict, repeat: int = 3) -> dict:
@@ -186,6 +243,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--big", type=int, default=20000, help="participants of the big read (0: none)")
+    parser.add_argument("--growth", type=int, default=3, help="rounds after thousands of creates (0: none)")
+    parser.add_argument("--growth-seconds", type=float, default=10, help="POST load before each growth round")
+    parser.add_argument("--tail", type=int, default=32, help="connections on one worker for p99 (0: none)")
     parser.add_argument("--list-polls", type=int, default=60, help=argparse.SUPPRESS)
     parser.add_argument("--other-polls", type=int, default=5000,
                         help="polls of another space in the database, as a service in use has (0: none)")

@@ -182,8 +182,8 @@ wrk.headers["Authorization"] = "Bearer {key}"
 {body}
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('BENCH {{"requests":%d,"us":%d,"p50":%d,"p95":%d,"errors":%d,"non2xx":%d}}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(95),
+  io.write(string.format('BENCH {{"requests":%d,"us":%d,"p50":%d,"p95":%d,"p99":%d,"errors":%d,"non2xx":%d}}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(95), latency:percentile(99),
     e.connect + e.read + e.write + e.timeout, e.status))
 end
 """
@@ -200,7 +200,7 @@ def wrk(port: int, script: Path, path: str, connections: int, seconds: float) ->
     if stats["errors"] or stats["non2xx"]:
         raise SystemExit(f"wrk saw errors on {path}: {stats}\n{out}")
     return {"rps": stats["requests"] / (stats["us"] / 1e6), "p50_ms": stats["p50"] / 1000, "p95_ms": stats["p95"] / 1000,
-            "requests": stats["requests"]}
+            "p99_ms": stats["p99"] / 1000, "requests": stats["requests"]}
 
 
 def prepare(name: str, workdir: Path, *, postgres_url: str, redis_url: str, base_dir: Path = BASE_DIR,
