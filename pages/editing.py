@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from core.errors import ServiceError
 from core.formats import parse_clock, parse_date
 from pages.display import long_date_time
+from pages.problems import in_words
 from polls.generators import wall_clock_to_utc
 from polls.models import Option, Poll
 from polls.timezones import get_zone
@@ -76,7 +77,8 @@ def _added(poll: Poll, data) -> list[dict]:
                 try:
                     added.append({"date": parse_date(text.strip())})
                 except ValueError as error:
-                    problems.append(_("New option %(value)s: %(error)s") % {"value": text.strip()[:40], "error": error})
+                    problems.append(_("New option %(value)s: %(error)s") % {"value": text.strip()[:40],
+                                                                           "error": in_words(str(error))})
     else:
         zone = get_zone(poll.time_zone) if poll.time_zone else None
         days, clocks, durations = data.getlist("add_day"), data.getlist("add_time"), data.getlist("add_duration")
@@ -87,7 +89,7 @@ def _added(poll: Poll, data) -> list[dict]:
                 start = wall_clock_to_utc(parse_date(day.strip()), parse_clock(clock.strip()), zone)
             except ValueError as error:
                 problems.append(_("New option %(value)s: %(error)s") % {"value": f"{day} {clock}".strip()[:40],
-                                                                       "error": error})
+                                                                       "error": in_words(str(error))})
                 continue
             try:
                 duration = int(minutes)

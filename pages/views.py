@@ -22,6 +22,7 @@ from pages.editing import deadline_label
 from pages.forms import HONEYPOT, AnswerForm, CommentForm, LinkForm, read_votes
 from pages.grid import Words, option_row
 from pages.ics import event_ics
+from pages.problems import in_words
 from pages.selectors import token_participant
 from polls import selectors
 from polls import services as poll_services
@@ -45,12 +46,12 @@ DONE = {
 
 
 def problem(error: ServiceError) -> str:
-    """A service's refusal as the page says it: content moderation in the page's language;
-    the rest (races with another change: rare) as the service words it."""
+    """A service's refusal as the page says it: content moderation and the refusals of
+    normal use (pages.problems) in the page's language; the rest as the service words it."""
     if isinstance(error, InappropriateContent):
         fields = [part.split(":", 1)[0] for part in str(error).split("; ")]
         return _("Not accepted by our content filter: %(fields)s.") % {"fields": ", ".join(fields)}
-    return str(error)
+    return in_words(str(error))
 
 
 def error_page(request, status: int, title: str, message: str, *, poll=None, headers=None, back_to_manage=False):

@@ -145,8 +145,10 @@ def test_no_english_left_on_the_organizers_refusals_steps_and_notices(make_poll,
     url, page = f"/poll/{poll['id']}", f"/poll/{poll['id']}"
     post(organizer, f"/poll/{invited['id']}/act", f"/poll/{invited['id']}", action="schedule", confirmed="yes",
          option=invited["options"][0]["id"], email="yes")  # an invitation went out: calling off can e-mail
-    deadline = make_poll(title="Team lunch")
+    deadline, canceled = make_poll(title="Team lunch"), make_poll(title="Team lunch")
     poll_services.update_poll(poll=poll_row(deadline), details={"closes_at": timezone.now() + timezone.timedelta(days=30)})
+    poll_services.schedule_poll(poll=poll_row(canceled), option_id=canceled["options"][0]["id"])
+    poll_services.cancel_poll(poll=poll_row(canceled))
 
     def acting(status: int, target: dict | None = None, **data):
         path = f"/poll/{(target or poll)['id']}"
@@ -181,12 +183,19 @@ def test_no_english_left_on_the_organizers_refusals_steps_and_notices(make_poll,
         ("a deadline refused", acting(409, action="deadline", closes_at="soon")),
         ("an option refused", acting(409, action="options", add_day="2030-02-30", add_time="09:00",
                                      add_duration="30")),
+        ("a time refused", acting(409, action="options", add_day="2030-06-10", add_time="9h", add_duration="30")),
+        ("a year refused", acting(409, action="options", add_day="9999-06-10", add_time="09:00", add_duration="30")),
+        ("a duration refused", acting(409, action="options", add_day="2030-06-10", add_time="09:00", add_duration="1")),
+        ("no option left", acting(409, action="options", remove=[option["id"] for option in poll["options"]])),
+        ("a past deadline", acting(409, action="deadline", closes_at="2020-01-01T10:00")),
+        ("a step taken already", acting(409, canceled, action="schedule", confirmed="yes",
+                                        option=canceled["options"][0]["id"])),
         ("the answers without signing in", expect(403, lambda c: c.get(f"{url}/answers.csv"))),
         ("an action without signing in", expect(403, lambda c: post(c, f"{url}/act", page, action="close"))),
         ("duplicated", duplicated),
         ("deleted", deleted),
     ]
-    assert_no_english_left(in_every_language(every), {f"Person {n}" for n in range(50)} | {"Linus: “See you there”"})
+    assert_no_english_left(in_every_language(every), {f"Person {n}" for n in range(50)} | {"Linus: “See you there”", "“See you there”"})
 
 
 def test_no_english_left_on_the_unsubscribe_page(make_poll):

@@ -136,9 +136,11 @@ class Texts(HTMLParser):
 
 
 def segments(html: str) -> set[str]:
+    """The page's texts, and their clauses (a message may quote another's English after a colon)."""
     parser = Texts()
     parser.feed(html)
-    return {" ".join(text.split()) for text in parser.found}
+    texts = {" ".join(text.split()) for text in parser.found}
+    return texts | {clause.strip() for text in texts for clause in re.split(r"[:;] ", text) if " " in clause.strip()}
 
 
 # What the fixtures put on the pages (the same in every language), and what is not words.

@@ -52,10 +52,10 @@ def test_times_in_the_polls_zone(make_poll, organizer_email, mailoutbox, api):
 
 
 @pytest.mark.parametrize(("data", "message"), [
-    ({"add_date": ["2030-02-30"]}, "New option 2030-02-30: must be a date YYYY-MM-DD"),
-    ({"add_date": ["soon"]}, "must be a date YYYY-MM-DD"),
+    ({"add_date": ["2030-02-30"]}, "New option 2030-02-30: not a date (YYYY-MM-DD)"),
+    ({"add_date": ["soon"]}, "not a date (YYYY-MM-DD)"),
     ({"remove": ["nope"]}, "options: nope not an option of poll"),
-    ({"remove": "both"}, "options: a poll needs at least one option"),
+    ({"remove": "both"}, "A poll needs at least one option."),
 ])
 def test_bad_changes_are_refused_and_change_nothing(signed_in, data, message):
     client, poll = signed_in
@@ -71,13 +71,13 @@ def test_the_limit_and_the_durations_of_the_api(signed_in, settings, make_poll, 
     client, poll = signed_in
     settings.MAX_POLL_OPTIONS = 3
     response = act(client, poll, action="options", add_date=["2030-06-01", "2030-06-02"])
-    assert response.status_code == 409 and "at most 3 options" in response.content.decode()
+    assert response.status_code == 409 and "at most 3 options; these changes would make 4" in response.content.decode()
     timed = make_poll(kind="time", duration=30, options=[{"startTime": "2031-06-02T09:00:00Z"}])
     sign_in(client, timed, organizer_email, mailoutbox)
     response = act(client, timed, action="options", add_day=["2031-06-03"], add_time=["25:00"], add_duration=["30"])
-    assert response.status_code == 409 and "must be a time HH:MM" in response.content.decode()
+    assert response.status_code == 409 and "not a time (HH:MM, 00:00 to 23:59)" in response.content.decode()
     response = act(client, timed, action="options", add_day=["2031-06-03"], add_time=["10:00"], add_duration=["5"])
-    assert response.status_code == 409 and "duration: 15-1440 minutes" in response.content.decode()
+    assert response.status_code == 409 and "A new option lasts 15 to 1440 minutes." in response.content.decode()
 
 
 def test_the_scheduled_option_stays(signed_in):

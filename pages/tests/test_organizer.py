@@ -136,7 +136,7 @@ def test_close_reopen_schedule_cancel_send_their_events(signed_in):
     assert [(kind, data.get("reason")) for kind, data in events(poll)[1:]] == [
         ("poll.closed", "manual"), ("poll.reopened", None), ("poll.scheduled", None), ("poll.canceled", None)]
     response = act(client, poll, action="close")  # canceled: not allowed
-    assert response.status_code == 409 and "cannot close" in response.content.decode()
+    assert response.status_code == 409 and "The poll was changed meanwhile" in response.content.decode()
 
 
 def test_edit_details_and_settings_the_invite_page_follows(signed_in):
