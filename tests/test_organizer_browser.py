@@ -296,3 +296,23 @@ def test_details_the_deadlines_removal_the_csv_and_signing_out(served, new_page)
     page.wait_for_selector("button:has-text('Send me a sign-in link')")
     page.goto(f"{base}/poll/{poll['id']}")
     assert "Signed in as" not in page.inner_text("body")
+
+
+def test_the_notice_speaks_the_language_the_organizer_page_was_run_in(served, new_page):
+    base, folder = served[0], served[3]
+    poll = create_poll(served, title="Besprechung")
+    page = new_page(script=False)
+    sign_in(page, served, poll["id"])
+    page.select_option("#language", "de")
+    page.click("form.language button")
+    page.wait_for_selector("html[lang=de]")
+    page.click("form.notify button")  # off, then on again: the page is run in German
+    page.wait_for_selector("text=Sie bekommen keine E-Mails zu Antworten und Kommentaren.")
+    page.click("form.notify button")
+    page.wait_for_selector("text=Sie bekommen E-Mails zu Antworten und Kommentaren.")
+
+    answer(new_page(locale="fr-FR"), base, poll, "Ada", ["yes", "no"])  # the participant's language is theirs
+    message = wait_for_mail(folder, lambda m: m["Subject"] == "„Besprechung“: 1 Antwort")
+    assert "Ada hat geantwortet" in text_of(message)
+    html = message.get_body(preferencelist=("html",)).get_content()
+    assert '<html lang="de">' in html and "<strong>Ada</strong> hat geantwortet" in html
