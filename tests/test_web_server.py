@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,13 +31,11 @@ def served(directory: Path, **settings: str):
     (the embedded mode's defaults: 2 processes), environment `settings` added (REDIS_URL,
     say: none otherwise); yields its port and a Pro demo space's key."""
     port = free_port()
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "CELERY_BROKER_URL")}
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("REDIS_URL", "CELERY_BROKER_URL", "WEB_CONCURRENCY", "WEB_CONCURRENT_REQUESTS", "WEB_CONNECTIONS")}
     env.update(HOST="127.0.0.1", PORT=str(port), LOG_LEVEL="WARNING", WEBHOOKS_DISPATCH="embedded",
                DATABASE_URL=f"sqlite:///{directory / 'db.sqlite3'}",
                RATELIMIT_PER_MINUTE="100000", RATELIMIT_PER_DAY="100000", **settings)
-    env.pop("WEB_CONCURRENCY", None)
-    env.pop("WEB_CONCURRENT_REQUESTS", None)
-    env.pop("WEB_CONNECTIONS", None)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     demo = subprocess.run([sys.executable, "manage.py", "demo", "--json", "--base-url", f"http://127.0.0.1:{port}"],
                           cwd=ROOT, env=env, check=True, capture_output=True, text=True)
@@ -164,3 +163,36 @@ def test_a_worker_leaves_what_it_loaded_out_of_the_garbage_collections(tmp_path)
     assert done.returncode == 0, done.stderr
     before, frozen, views_imported = done.stdout.split()
     assert int(before) == 0 and int(frozen) > 50_000 and views_imported == "True", done.stdout
+
+
+def test_a_connection_with_requests_queued_up_does_not_hold_up_another(tmp_path):
+    """One worker, two connections: the first sends hundreds of requests at once (each next
+    one is there when the last is answered, as for a client that answers quickly), then the
+    other sends one. gunicorn reads a connection's next request without a switch when it is
+    there already; config/gunicorn.py lets the others run before each request, so the other
+    is answered while most of the first's still wait, not after all of them."""
+    burst = 500
+    with served(tmp_path, WEB_CONCURRENCY="1") as (port, _key):
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as first, \
+                socket.create_connection(("127.0.0.1", port), timeout=30) as other:
+            answered = []  # the first's responses, read as they come (none waits for a full buffer)
+
+            def drain():
+                received = b""
+                while received.count(b"HTTP/1.1 200") < burst:
+                    chunk = first.recv(65536)
+                    if not chunk:
+                        return
+                    received += chunk
+                    answered.append(received.count(b"HTTP/1.1 200"))
+
+            reader = threading.Thread(target=drain)
+            first.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" * burst)
+            reader.start()
+            wait_until(lambda: answered, 30, message="the first connection's requests are not being answered")
+            other.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert read_response(other)[0] == 200
+            served_before = answered[-1]
+            reader.join(60)
+            assert answered[-1] == burst  # all of the first's were answered in the end
+            assert served_before < burst // 2, served_before
