@@ -79,6 +79,8 @@ def test_every_language_and_the_remaining_states(served, page, tmp_path_factory)
         check(f"{language}: invite, removing asks first")
         page.goto(manage)
         check(f"{language}: organizer, open poll")
+        yes = {"de": "Ja", "fr": "Oui", "es": "Sí"}[language]  # others' answers spoken as words, in the language
+        assert page.locator("table.answers").get_by_role("cell", name=yes, exact=True).count() == 17
         page.goto(f"{manage}/confirm?action=delete")
         check(f"{language}: organizer, deleting asks first")
         page.goto(f"{base}/invite/nopenopenope")
