@@ -55,6 +55,7 @@ def test_the_compiled_catalogues_match_the_po_files(language):
             wanted[key] = entry.msgstr
     compiled = {key: text for key, text in mo._catalog.items() if key != ""}  # "": the header
     assert compiled == wanted  # every entry as the .po says it, and none the .po no longer has
+    assert mo.info()["plural-forms"] == catalogue(language).metadata["Plural-Forms"]
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
