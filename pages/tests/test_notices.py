@@ -9,6 +9,7 @@ from email import policy
 
 import pytest
 import time_machine
+from django.core.mail.backends.base import BaseEmailBackend
 from django.test import Client
 
 from core.tasks import run_job
@@ -111,10 +112,7 @@ def test_the_one_click_unsubscribe(signed_in, mailoutbox):
     assert len(mailoutbox) == 1
 
 
-class BrokenMailServer:
-    def __init__(self, **kwargs):
-        pass
-
+class BrokenMailServer(BaseEmailBackend):
     def send_messages(self, messages):
         raise ConnectionRefusedError("no mail server")
 
