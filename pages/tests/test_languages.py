@@ -40,6 +40,19 @@ def test_every_string_is_translated_with_the_same_placeholders(language):
             assert translated.count("<strong>") == entry.msgid.count("<strong>"), entry.msgid
 
 
+# The entries a language writes as English does: words both share, and date formats.
+SPELLED_ALIKE = {"de": {"Name"}, "fr": {"Description", "Date", "Minutes", "E-mail", "%(count)d minute", "l j F Y",
+                                        "l j F Y, H:i", "j M Y, H:i"},
+                 "es": {"No", "(+%(days)d d)", "j M Y, H:i"}}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_no_entry_left_as_in_english_but_those_spelled_alike(language):
+    alike = {entry.msgid for entry in catalogue(language)
+             if entry.msgid in ({entry.msgstr} | set(entry.msgstr_plural.values()))}
+    assert alike == SPELLED_ALIKE[language]
+
+
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_compiled_catalogues_match_the_po_files(language):
     """The .mo files are committed (no GNU gettext needed to run the service); after editing a
