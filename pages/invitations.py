@@ -122,6 +122,7 @@ def _queue(poll: Poll, method: str, sequence: int, people: list[tuple[str, str, 
             else:
                 subject = _("“%(title)s”: %(when)s") % {"title": poll.title, "when": context["when"]["local"]}
             mails.append(outbox.mail(to=address, subject=subject, poll_id=poll.pk,
+                                     headers={"Reply-To": poll.organizer.email},  # a reply reaches the organizer
                                      calendar=calendar(poll, method, sequence, (name, address)),
                                      text=render_to_string(f"pages/mail/{template}.txt", context),
                                      html=render_to_string(f"pages/mail/{template}.html", context)))

@@ -84,6 +84,7 @@ def test_invite_update_and_cancel_are_one_event(time_poll, mailoutbox, organizer
     assert sorted(m.to[0] for m in mailoutbox) == ["ada@example.com", "cy@example.com"]
     mail, text, html, cal = read(next(m for m in mailoutbox if m.to == ["cy@example.com"]))
     assert mail["Subject"].strip() == "“Kick-off, call”: Monday 2 June 2031, 09:00–09:30"
+    assert mail["Reply-To"] == organizer_email  # the ORGANIZER of the invitation too
     assert "Hello Cy <3," in text and "Monday 2 June 2031, 09:00–09:30 (Europe/Berlin)" in text
     assert "= Monday 2 June 2031, 07:00–07:30 (UTC)" in text and "Room; 4" in text
     assert "Hello Cy &lt;3," in html and f"/invite/{poll['id']}" in html
