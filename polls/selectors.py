@@ -34,7 +34,10 @@ def _can_be_poll_id(poll_id: str) -> bool:
 def get_poll(space: Space, poll_id: str) -> Poll | None:
     if not _can_be_poll_id(poll_id):
         return None  # no query needed
-    return live_polls(space).filter(pk=poll_id).first()
+    try:  # get(), not first(): one row by its key, nothing to sort
+        return live_polls(space).get(pk=poll_id)
+    except Poll.DoesNotExist:
+        return None
 
 
 def poll_options(poll_ids: list[str]) -> dict[str, list]:

@@ -16,7 +16,10 @@ def get_space(space_id: str) -> Space | None:
 def key_by_prefix(prefix: str) -> ApiKey | None:
     """The key with `prefix`, with its space, the space's owner and subscription and the
     key's creator (one query)."""
-    return ApiKey.objects.select_related("space__owner", "space__subscription", "created_by").filter(prefix=prefix).first()
+    try:  # get(), not first(): a prefix is unique, nothing to sort
+        return ApiKey.objects.select_related("space__owner", "space__subscription", "created_by").get(prefix=prefix)
+    except ApiKey.DoesNotExist:
+        return None
 
 
 def get_key(key_id: str) -> ApiKey | None:
