@@ -1,7 +1,7 @@
 """The pages' outbox: e-mails stored with what they tell (`queue`, in the caller's
 transaction) and sent by the periodic job `pages.send-mail` (`runjobs` or Celery beat),
 never inside a request. Each e-mail has a plain-text and an HTML part (and an iCalendar
-part when it invites). A failed send is logged and retried with a growing wait (1, 2, 4...
+object when it invites). A failed send is logged and retried with a growing wait (1, 2, 4...
 minutes, at most an hour) until MAX_ATTEMPTS, then given up with an error in the log."""
 
 import logging
@@ -57,19 +57,33 @@ def queue_all(mails: list[Mail]) -> None:
     Mail.objects.bulk_create(mails, batch_size=500)
 
 
-def message(mail: Mail) -> EmailMultiAlternatives:
-    """The e-mail as it is sent: text, then HTML (multipart/alternative), the invitation as
-    a `text/calendar` part with its METHOD (RFC 6047) and as a file."""
-    # Auto-Submitted (RFC 3834): no out-of-office reply to an e-mail no person wrote.
-    email = EmailMultiAlternatives(mail.subject, mail.text, settings.DEFAULT_FROM_EMAIL, [mail.to],
-                                   headers={"Auto-Submitted": "auto-generated", **mail.headers})
-    email.attach_alternative(mail.html, "text/html")
-    if mail.calendar:
-        method = next(line.split(":", 1)[1] for line in mail.calendar.splitlines() if line.startswith("METHOD:"))
-        part = MIMEText(mail.calendar, "calendar", "utf-8")
+class CalendarMail(EmailMultiAlternatives):
+    """An e-mail with an iCalendar object (iMIP, RFC 6047): inline as the last alternative
+    (`text/calendar` with its METHOD), where calendar clients look for it, and as the file
+    `invite.ics` for those that only show attachments."""
+
+    def __init__(self, *args, calendar: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.calendar = calendar
+        self.attach("invite.ics", calendar.encode(), "application/ics")  # bytes: its UTF-8 as it is
+
+    def message(self):
+        message = super().message()
+        method = next(line.split(":", 1)[1] for line in self.calendar.splitlines() if line.startswith("METHOD:"))
+        part = MIMEText(self.calendar, "calendar", "utf-8")
         part.set_param("method", method)
-        part.add_header("Content-Disposition", "attachment", filename="invite.ics")
-        email.attach(part)
+        next(each for each in message.walk() if each.get_content_type() == "multipart/alternative").attach(part)
+        return message
+
+
+def message(mail: Mail) -> EmailMultiAlternatives:
+    """The e-mail as it is sent: text, then HTML (multipart/alternative), and the invitation
+    when there is one."""
+    # Auto-Submitted (RFC 3834): no out-of-office reply to an e-mail no person wrote.
+    fields = {"subject": mail.subject, "body": mail.text, "from_email": settings.DEFAULT_FROM_EMAIL, "to": [mail.to],
+              "headers": {"Auto-Submitted": "auto-generated", **mail.headers}}
+    email = CalendarMail(**fields, calendar=mail.calendar) if mail.calendar else EmailMultiAlternatives(**fields)
+    email.attach_alternative(mail.html, "text/html")
     return email
 
 

@@ -28,9 +28,14 @@ def read(message) -> tuple[email.message.EmailMessage, str, str, Calendar]:
     raw = message.message().as_bytes()
     assert all(len(line) <= 998 for line in raw.split(b"\n"))
     mail = email.message_from_bytes(raw, policy=policy.default)
-    [ics] = [part for part in mail.walk() if part.get_content_type() == "text/calendar"]
-    assert ics.get_filename() == "invite.ics"
+    alternative = next(part for part in mail.walk() if part.get_content_type() == "multipart/alternative")
+    kinds = [part.get_content_type() for part in alternative.iter_parts()]
+    assert kinds == ["text/plain", "text/html", "text/calendar"]  # inline, where calendar clients look (iMIP)
+    ics = list(alternative.iter_parts())[2]
+    [attached] = mail.iter_attachments()  # and as a file
+    assert (attached.get_content_type(), attached.get_filename()) == ("application/ics", "invite.ics")
     data = ics.get_payload(decode=True)
+    assert attached.get_payload(decode=True) == data
     assert all(len(line) <= 75 for line in data.split(b"\r\n")) and data.endswith(b"\r\n")
     cal = Calendar.from_ical(data)
     assert ics.get_param("method") == str(cal["METHOD"])
@@ -144,12 +149,12 @@ def test_unchecked_no_address_and_no_invitation_send_nothing(time_poll, mailoutb
 def test_a_date_and_a_floating_time(signed_in, make_poll, organizer_email, mailoutbox):
     client, poll = signed_in
     quiet(poll)
-    answer(Client(), poll, {}, name="Ada", email="ada@example.com")
+    answer(Client(), poll, {}, name="Adä Zoë", email="ada@example.com")
     act(client, poll, action="schedule", option=poll["options"][1]["id"], confirmed="yes", email="yes")
     floating = make_poll(kind="time", duration=60, options=[{"startTime": "2031-06-02T09:00:00"}])
     sign_in(client, floating, organizer_email, mailoutbox)
     quiet(floating)
-    answer(Client(), floating, {}, name="Ada", email="ada@example.com")
+    answer(Client(), floating, {}, name="Adä Zoë", email="ada@example.com")
     act(client, floating, action="schedule", option=floating["options"][0]["id"], confirmed="yes", email="yes")
     mailoutbox.clear()
     run_job("pages.send-mail")
