@@ -85,8 +85,8 @@ def options_of(kind: str, rows) -> list[DateOption | TimeOption]:
 
 
 def poll(row: models.Poll, options=None) -> Poll:
-    """A poll from `selectors.live_polls` (organizer, participant count and options read with
-    it); `options` in hand replace the prefetched ones (a poll just created)."""
+    """A poll from `selectors.live_polls` (organizer and participant count read with it, its
+    options read here); `options` in hand replace them (a poll just created, a page's)."""
     organizer, created_at = row.organizer, instant(row.created_at)
     return {
         "id": row.id,
