@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, api, serve, text_of, wait_for_mail
+from tests.browser import api, serve, text_of, wait_for_mail
 
 pytestmark = pytest.mark.browser
 
@@ -22,37 +22,14 @@ def served(tmp_path_factory):
         yield base, key, folder
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
-def new_page(chromium, tmp_path_factory, request):
-    """`new_page(locale, javascript=True)`: a page in a browser context of its own, whose
-    Accept-Language the locale sets. Each is screenshot when the test ends."""
-    contexts = []
-
+def new_page(open_page):
+    """`new_page(locale, javascript=True)`: a page of its own (tests/conftest.py), whose
+    Accept-Language the locale sets."""
     def make(locale: str, javascript: bool = True):
-        context = chromium.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Europe/Berlin",
-                                       java_script_enabled=javascript, locale=locale)
-        context.set_default_timeout(20_000)
-        contexts.append(context)
-        return context.new_page()
+        return open_page(java_script_enabled=javascript, locale=locale)
 
-    yield make
-    folder = tmp_path_factory.getbasetemp()
-    for index, context in enumerate(contexts):
-        for page in context.pages:
-            page.screenshot(path=str(folder / f"{request.node.name}-{index}.png"), full_page=True)
-        context.close()
+    return make
 
 
 def create_poll(served, title: str) -> dict:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, api, mails, serve, text_of, wait_for_mail
+from tests.browser import api, mails, serve, text_of, wait_for_mail
 
 pytestmark = pytest.mark.browser
 
@@ -22,37 +22,14 @@ def served(tmp_path_factory):
         yield base, key, env, folder / "mail"
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
-def new_page(chromium, tmp_path_factory, request):
-    """`new_page(width=1280, script=True, locale="en-GB")`: a page in a browser context of its
-    own (the locale is its Accept-Language); each is screenshot when the test ends."""
-    contexts = []
-
+def new_page(open_page):
+    """`new_page(width=1280, script=True, locale="en-GB")`: a page of its own (tests/conftest.py;
+    the locale is its Accept-Language)."""
     def make(width: int = 1280, script: bool = True, locale: str = "en-GB"):
-        context = chromium.new_context(viewport={"width": width, "height": 900}, java_script_enabled=script,
-                                       timezone_id="Europe/Berlin", locale=locale)
-        context.set_default_timeout(20_000)
-        contexts.append(context)
-        return context.new_page()
+        return open_page(width, java_script_enabled=script, locale=locale)
 
-    yield make
-    folder = tmp_path_factory.getbasetemp()
-    for index, context in enumerate(contexts):
-        for page in context.pages:
-            page.screenshot(path=str(folder / f"{request.node.name}-{index}.png"), full_page=True)
-        context.close()
+    return make
 
 
 def create_poll(served, **fields) -> dict:

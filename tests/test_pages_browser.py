@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, api, mails, serve, text_of
+from tests.browser import ROOT, api, mails, serve, text_of
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
@@ -28,40 +28,17 @@ def served(tmp_path_factory):
         yield served
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
-def new_page(chromium, tmp_path_factory, request):
-    """`new_page(width=1280, zone=...)`: a page in a browser context of its own (its own
-    cookies: another person's browser). Each is screenshot when the test ends."""
-    contexts = []
-
+def new_page(open_page):
+    """`new_page(width=1280, zone=...)`: a page of its own (tests/conftest.py), collecting
+    the console's errors in `page.console_errors`."""
     def make(width: int = 1280, zone: str = "Europe/Berlin", javascript: bool = True, locale: str = "en-US"):
-        context = chromium.new_context(viewport={"width": width, "height": 900}, timezone_id=zone,
-                                       java_script_enabled=javascript, locale=locale)
-        context.set_default_timeout(20_000)
-        contexts.append(context)
-        page = context.new_page()
+        page = open_page(width, timezone_id=zone, java_script_enabled=javascript, locale=locale)
         page.console_errors = []
         page.on("console", lambda message: page.console_errors.append(message.text) if message.type == "error" else None)
         return page
 
-    yield make
-    folder = tmp_path_factory.getbasetemp()
-    for index, context in enumerate(contexts):
-        for page in context.pages:
-            page.screenshot(path=str(folder / f"{request.node.name}-{index}.png"), full_page=True)
-        context.close()
+    return make
 
 
 def create_poll(served, **fields) -> dict:

@@ -8,7 +8,7 @@ note, or fail under CI (conftest.py)."""
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, api, serve
+from tests.browser import api, serve
 
 pytestmark = pytest.mark.browser
 
@@ -19,36 +19,13 @@ def served(tmp_path_factory):
         yield base, key
 
 
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
 @pytest.fixture
-def new_page(chromium, tmp_path_factory, request):
-    """`new_page(zone)`: a page in a browser context of its own in that time zone; each is
-    screenshot when the test ends."""
-    contexts = []
-
+def new_page(open_page):
+    """`new_page(zone)`: a page of its own (tests/conftest.py) in that time zone."""
     def make(zone: str):
-        context = chromium.new_context(viewport={"width": 1280, "height": 900}, timezone_id=zone, locale="en-GB")
-        context.set_default_timeout(20_000)
-        contexts.append(context)
-        return context.new_page()
+        return open_page(timezone_id=zone, locale="en-GB")
 
-    yield make
-    folder = tmp_path_factory.getbasetemp()
-    for index, context in enumerate(contexts):
-        for page in context.pages:
-            page.screenshot(path=str(folder / f"{request.node.name}-{index}.png"), full_page=True)
-        context.close()
+    return make
 
 
 def create_poll(served, **fields) -> dict:
