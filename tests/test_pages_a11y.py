@@ -7,11 +7,10 @@ Needs /usr/bin/chromium (or CHROMIUM=/path), as tests/test_pages_browser.py does
 
 import re
 import subprocess
-import time
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, ROOT, api, mails, serve, text_of
+from tests.browser import ROOT, api, mails, serve, text_of
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
@@ -28,17 +27,14 @@ def served(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Europe/Berlin")
-        context.set_default_timeout(20_000)
-        try:
-            yield context.new_page()
-        finally:
-            browser.close()
+def page(chromium):
+    """One page for the whole module, at 1280 x 900 (Checker narrows it to a phone and back)."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Europe/Berlin")
+    context.set_default_timeout(20_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 class Checker:

@@ -8,7 +8,7 @@ Needs /usr/bin/chromium (or CHROMIUM=/path), as tests/test_pages_browser.py does
 import pytest
 
 from tests.browser import serve
-from tests.test_pages_a11y import Checker, answer, new_poll, sign_in_link
+from tests.test_pages_a11y import Checker, answer, new_poll, page, sign_in_link
 
 pytestmark = pytest.mark.browser
 
@@ -21,22 +21,6 @@ def served(tmp_path_factory):
                PAGES_SIGN_IN_LIMIT_PER_POLL_PER_MINUTE="2",
                PAGES_READ_LIMIT_PER_ADDRESS_PER_MINUTE="10000") as (base, key, env):
         yield base, key, env, folder
-
-
-@pytest.fixture(scope="module")
-def page():
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser import CHROMIUM, CHROMIUM_ARGS
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id="Europe/Berlin")
-        context.set_default_timeout(20_000)
-        try:
-            yield context.new_page()
-        finally:
-            browser.close()
 
 
 def speak(page, base: str, language: str) -> None:
