@@ -24,6 +24,7 @@ class ApiClient:
 
     space: Space
     key: ApiKey
+    is_pro: bool
     is_authenticated: bool = True
 
 
@@ -42,7 +43,7 @@ class ApiKeyAuthentication(BaseAuthentication):
                 headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
             )
         request._request.space_id = key.space_id  # for the access log
-        client = ApiClient(space=key.space, key=key)
+        client = ApiClient(space=key.space, key=key, is_pro=key.space_is_pro)
         return client, client
 
     def authenticate_header(self, request):
@@ -53,14 +54,14 @@ class HasProSpace(BasePermission):
     def has_permission(self, request, view):
         if getattr(view, "public", False):
             return True
-        if not request.auth.space.is_pro:
+        if not request.auth.is_pro:
             raise errors.SpaceNotPro()
         return True
 
 
 def authenticate_key(raw: str) -> ApiKey | None:
-    """The active key `raw` names, with its space, owner and subscription (one query); None
-    for no active key."""
+    """The active key `raw` names (`selectors.key_by_prefix`, one query); None for no active
+    key."""
     prefix = prefix_of(raw)
     if prefix is None:
         return None
@@ -76,8 +77,8 @@ def _usable(key: ApiKey, raw: str, now) -> bool:
     return (
         key_matches(raw, key.salt, key.hash)
         and key.is_active_at(now)
-        and not key.space.owner.is_banned
-        and not key.created_by.is_banned
+        and not key.owner_is_banned
+        and not key.creator_is_banned
     )
 
 
