@@ -84,10 +84,10 @@ def options_of(kind: str, rows) -> list[DateOption | TimeOption]:
     return [{"id": row.id, "startTime": instant(row.start_time), "duration": row.duration} for row in rows]
 
 
-def poll(row: models.Poll, options=None) -> Poll:
-    """A poll from `selectors.live_polls` (organizer and participant count read with it, its
-    options read here); `options` in hand replace them (a poll just created, a page's)."""
-    organizer, created_at = row.organizer, instant(row.created_at)
+def poll(row, organizer, options) -> Poll:
+    """A poll (an instance, or a row of `selectors.list_polls`), its organizer (an instance or
+    a row of `selectors.organizers`) and its options in display order."""
+    created_at = instant(row.created_at)
     return {
         "id": row.id,
         "title": row.title,
@@ -111,7 +111,7 @@ def poll(row: models.Poll, options=None) -> Poll:
         "disableComments": row.disable_comments,
         "allowTentativeVotes": row.allow_tentative_votes,
         "participantCount": row.participant_count,
-        "options": options_of(row.kind, row.options.all() if options is None else options),
+        "options": options_of(row.kind, options),
         "adminUrl": f"{settings.APP_URL}/poll/{row.id}",
         "inviteUrl": f"{settings.APP_URL}/invite/{row.id}",
     }

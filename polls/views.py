@@ -66,8 +66,11 @@ class PollCollectionView(IdempotentCreate, ApiView):
         polls, next_cursor = selectors.list_polls(
             request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor"),
         )
-        options = selectors.poll_options([poll.id for poll in polls])
-        return json_response({"data": [presenters.poll(poll, options[poll.id]) for poll in polls], "nextCursor": next_cursor})
+        organizers, options = selectors.organizers(polls), selectors.poll_options([poll.id for poll in polls])
+        return json_response({
+            "data": [presenters.poll(poll, organizers[poll.organizer], options[poll.id]) for poll in polls],
+            "nextCursor": next_cursor,
+        })
 
     @extend_schema(
         operation_id="createPoll",
@@ -95,7 +98,7 @@ class PollCollectionView(IdempotentCreate, ApiView):
                 poll, options = services.create_poll(
                     space=space, **arguments, endpoints_enabled=webhook_selectors.has_enabled_endpoint(space.pk),
                 )
-                return {"data": presenters.poll(poll, options)}
+                return {"data": presenters.poll(poll, poll.organizer, options)}
 
             return create
 
@@ -114,7 +117,8 @@ class PollDetailView(ApiView):
         examples=examples.ONE,
     )
     def get(self, request, pollId):
-        return json_response({"data": presenters.poll(_get_poll(request, pollId))})
+        poll = _get_poll(request, pollId)
+        return json_response({"data": presenters.poll(poll, poll.organizer, selectors.options_of(poll.id))})
 
     @extend_schema(
         operation_id="deletePoll",

@@ -64,11 +64,10 @@ def option_of(row) -> PollOption:
     return {"id": row.id, "startTime": instant(row.start_time), "duration": row.duration}
 
 
-def poll(row, options, *, status: str | None = None) -> Poll:
-    """A poll row with its organizer (`selectors.get_poll`, `services.create_poll`) and its
-    option rows in display order; `status`: the status after a change, when it is newer
-    than the row's."""
-    organizer = row.organizer
+def poll(row, organizer, options, *, status: str | None = None) -> Poll:
+    """A poll (an instance, or a row of `selectors.list_polls`), its organizer and its option
+    rows in display order; `status`: the status after a change, when it is newer than the
+    row's."""
     return {
         "id": row.id,
         "title": row.title,
@@ -87,8 +86,8 @@ def poll(row, options, *, status: str | None = None) -> Poll:
     }
 
 
-def list_item(row, options) -> ListPollItem:
-    return {**poll(row, options), "participantCount": row.participant_count}
+def list_item(row, organizer, options) -> ListPollItem:
+    return {**poll(row, organizer, options), "participantCount": row.participant_count}
 
 
 # --- Results --------------------------------------------------------------------------------

@@ -81,8 +81,11 @@ class PollCollectionView(PrivateApiView):
             )
         except BadCursor:
             raise InvalidInput([issue(["cursor"], "not a cursor of this list")], dict(request.GET.items()))
-        options = selectors.poll_options([row.id for row in rows])
-        return Response({"data": [presenters.list_item(row, options[row.id]) for row in rows], "nextCursor": next_cursor})
+        organizers, options = selectors.organizers(rows), selectors.poll_options([row.id for row in rows])
+        return Response({
+            "data": [presenters.list_item(row, organizers[row.organizer], options[row.id]) for row in rows],
+            "nextCursor": next_cursor,
+        })
 
     @extend_schema(
         operation_id="createPoll",
@@ -111,7 +114,7 @@ class PollCollectionView(PrivateApiView):
             raise LegacyError(400, "NO_OPTIONS_GENERATED", "No valid options were generated. Check that your slot "
                                                            "generators produce valid time slots.")
         poll, options = services.create_poll(space=request.auth.space, **arguments)
-        return Response({"data": presenters.poll(poll, options)})
+        return Response({"data": presenters.poll(poll, poll.organizer, options)})
 
 
 class PollDetailView(PrivateApiView):
@@ -124,7 +127,7 @@ class PollDetailView(PrivateApiView):
     )
     def get(self, request, pollId):
         poll = _poll(request, pollId)
-        return Response({"data": presenters.poll(poll, poll.options.all())})
+        return Response({"data": presenters.poll(poll, poll.organizer, selectors.options_of(poll.id))})
 
     @extend_schema(
         operation_id="updatePoll",
@@ -148,7 +151,7 @@ class PollDetailView(PrivateApiView):
             closed = services.close_poll(poll=poll)
         except ServiceError as exc:
             raise LegacyError(422, "TRANSITION_NOT_AVAILABLE", str(exc))
-        return Response({"data": presenters.poll(poll, poll.options.all(), status=closed.status)})
+        return Response({"data": presenters.poll(poll, poll.organizer, selectors.options_of(poll.id), status=closed.status)})
 
     @extend_schema(
         operation_id="deletePoll",
