@@ -122,7 +122,7 @@ def other_polls(count: int, options: int = 10, chunk: int = 2000) -> None:
     from django.db import transaction
     from django.utils import timezone
 
-    from polls.models import Option, Poll
+    from polls.models import Option, Poll, shown_options
 
     if not count:
         return
@@ -133,10 +133,12 @@ def other_polls(count: int, options: int = 10, chunk: int = 2000) -> None:
         polls = [Poll(space=space, organizer=space.owner, title="Another space's poll", kind="time",
                       time_zone="Europe/Berlin", created_at=now, updated_at=now)
                  for _ in range(min(chunk, count - first))]
+        options = {poll: [Option(poll=poll, start_time=start, duration=30) for start in starts] for poll in polls}
+        for poll in polls:
+            poll.shown_options = shown_options(poll.kind, options[poll])
         with transaction.atomic():
             Poll.objects.bulk_create(polls)
-            Option.objects.bulk_create([Option(poll=poll, start_time=start, duration=30)
-                                        for poll in polls for start in starts], batch_size=5000)
+            Option.objects.bulk_create([option for each in options.values() for option in each], batch_size=5000)
 
 
 def bench_space(name: str = "Bench"):

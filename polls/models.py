@@ -1,7 +1,7 @@
 from django.db import models
 from django.utils import timezone
 
-from core.formats import EMAIL_MAX_LENGTH
+from core.formats import EMAIL_MAX_LENGTH, instant
 from core.ids import poll_id, random_id
 from spaces.models import Space, User
 
@@ -73,6 +73,12 @@ class Poll(models.Model):
         default=False,
         help_text="Reopened after every option had passed: not closed automatically again until its options change.",
     )
+    #: The options as a poll's JSON shows them (`shown_options`), written with the options in
+    #: the same transaction (services.create_poll, update_poll): reading a poll, or a page of
+    #: polls, reads no option rows.
+    shown_options = models.JSONField(
+        default=list, editable=False, help_text="The options as the API shows them, in display order.",
+    )
 
     class Meta:
         indexes = [
@@ -103,6 +109,25 @@ class Poll(models.Model):
 
 # The display order of a poll's options: by day, or by start and then duration.
 OPTION_ORDER = ("date", "start_time", "duration", "id")
+
+
+def shown_options(kind: str, options) -> list[dict]:
+    """What `Poll.shown_options` holds for a poll of `kind` with these options (instances or
+    rows with `id`, `date`, `start_time`, `duration`), in display order: `{"id", "date"}`
+    (`YYYY-MM-DD`) for a date poll, `{"id", "startTime", "duration"}` for a time poll, the
+    start in UTC as `YYYY-MM-DDTHH:MM:SS.sssZ`."""
+    if kind == Poll.Kind.DATE:
+        return [{"id": option.id, "date": option.date.isoformat()} for option in sorted(options, key=_by_day)]
+    return [{"id": option.id, "startTime": instant(option.start_time), "duration": option.duration}
+            for option in sorted(options, key=_by_start)]
+
+
+def _by_day(option):
+    return option.date, option.id
+
+
+def _by_start(option):
+    return option.start_time, option.duration, option.id
 
 
 class Option(models.Model):

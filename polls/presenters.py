@@ -77,16 +77,9 @@ class Poll(TypedDict):
 
 
 
-def options_of(kind: str, rows) -> list[DateOption | TimeOption]:
-    """A poll's options, all of its `kind` (asked once, not per option)."""
-    if kind == models.Poll.Kind.DATE:
-        return [{"id": row.id, "date": row.date.isoformat()} for row in rows]
-    return [{"id": row.id, "startTime": instant(row.start_time), "duration": row.duration} for row in rows]
-
-
-def poll(row, organizer, options) -> Poll:
-    """A poll (an instance, or a row of `selectors.list_polls`), its organizer (an instance or
-    a row of `selectors.organizers`) and its options in display order."""
+def poll(row, organizer) -> Poll:
+    """A poll (an instance, or a row of `selectors.list_polls`) with its organizer (an
+    instance, or a row of `selectors.organizers`)."""
     created_at = instant(row.created_at)
     return {
         "id": row.id,
@@ -111,7 +104,7 @@ def poll(row, organizer, options) -> Poll:
         "disableComments": row.disable_comments,
         "allowTentativeVotes": row.allow_tentative_votes,
         "participantCount": row.participant_count,
-        "options": options_of(row.kind, options),
+        "options": row.shown_options,
         "adminUrl": f"{settings.APP_URL}/poll/{row.id}",
         "inviteUrl": f"{settings.APP_URL}/invite/{row.id}",
     }
@@ -166,7 +159,7 @@ class Results(TypedDict):
 def results(counted: PollResults) -> Results:
     row = counted.poll
     options = []
-    shapes = options_of(row.kind, [result.option for result in counted.options])
+    shapes = models.shown_options(row.kind, [result.option for result in counted.options])
     for result, shaped in zip(counted.options, shapes, strict=True):
         shaped["votes"] = [{"type": kind, "count": count} for kind, count in result.votes]
         shaped["score"] = result.score

@@ -27,7 +27,7 @@ def live_polls(space: Space):
 SHOWN_FIELDS = (
     "id", "organizer", "title", "description", "location", "conferencing", "time_zone", "status", "kind", "created_at",
     "updated_at", "require_email", "hide_participants", "hide_scores", "disable_comments", "allow_tentative_votes",
-    "participant_count",
+    "participant_count", "shown_options",
 )
 
 
@@ -44,32 +44,14 @@ def get_poll(space: Space, poll_id: str) -> Poll | None:
         return None
 
 
-def poll_options(poll_ids: list[str]) -> dict[str, list]:
-    """The options of these polls as rows (`poll_id`, `id`, `date`, `start_time`,
-    `duration`), in display order, by poll id (one query; none without polls)."""
-    found: dict[str, list] = {poll_id: [] for poll_id in poll_ids}
-    if found:
-        options = Option.objects.filter(poll_id__in=found).values_list("poll_id", "id", "date", "start_time", "duration",
-                                                                        named=True)
-        for option in options:
-            found[option.poll_id].append(option)
-    return found
-
-
-def options_of(poll_id: str) -> list:
-    """The options of one poll as `poll_options` reads them (one query)."""
-    return poll_options([poll_id])[poll_id]
-
-
 # --- The poll list ----------------------------------------------------------------------
 
 
 def list_polls(space: Space, *, status: str | None, limit: int, cursor: str | None) -> tuple[list, str | None]:
     """One page of rows (`SHOWN_FIELDS`, named), newest first (createdAt, then id,
     descending); keyset paging so that polls created or deleted meanwhile never make another
-    poll skip or repeat (one query; their organizers: `organizers`, their options:
-    `poll_options`). Rows, not instances: a page of instances took longer to build than
-    to read."""
+    poll skip or repeat (one query; their organizers: `organizers`). Rows, not instances: a
+    page of instances took longer to build than to read."""
     polls = Poll.objects.filter(space=space, deleted_at__isnull=True).values_list(*SHOWN_FIELDS, named=True)
     if status:
         polls = polls.filter(status=status)
@@ -109,7 +91,7 @@ class OptionResult:
     """One option with its counts: (vote type, count) for every type the poll shows, in
     display order; `score` ranks the options (higher is better)."""
 
-    option: Option  # or an option row (`poll_options`)
+    option: Option
     votes: list[tuple[str, int]]
     score: int
     is_top_choice: bool
@@ -130,8 +112,8 @@ def poll_tallies(poll_id: str) -> list[tuple[str, str, int]]:
 
 def poll_results(poll, options: Sequence | None = None, tallies: list | None = None) -> PollResults:
     """The counts of a poll, counted from its tallies: one query reading a row per option and
-    vote type, whatever the number of participants. `poll`: from `get_poll` (options
-    prefetched), or with its `options` given (rows of `poll_options`, in display order).
+    vote type, whatever the number of participants. `poll`: from `get_poll`, its options
+    read here (one query) unless given (in display order).
     `tallies`: those `poll_tallies` gave for the poll, when already read.
     Other vote types than the built-in ones come in order of first appearance reading the
     options in display order (then by name within one option)."""

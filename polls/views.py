@@ -66,11 +66,9 @@ class PollCollectionView(IdempotentCreate, ApiView):
         polls, next_cursor = selectors.list_polls(
             request.auth.space, status=params.get("status"), limit=params["limit"], cursor=params.get("cursor"),
         )
-        organizers, options = selectors.organizers(polls), selectors.poll_options([poll.id for poll in polls])
-        return json_response({
-            "data": [presenters.poll(poll, organizers[poll.organizer], options[poll.id]) for poll in polls],
-            "nextCursor": next_cursor,
-        })
+        organizers = selectors.organizers(polls)
+        return json_response({"data": [presenters.poll(poll, organizers[poll.organizer]) for poll in polls],
+                              "nextCursor": next_cursor})
 
     @extend_schema(
         operation_id="createPoll",
@@ -95,10 +93,10 @@ class PollCollectionView(IdempotentCreate, ApiView):
 
             def create() -> dict:
                 space = request.auth.space
-                poll, options = services.create_poll(
+                poll, _options = services.create_poll(
                     space=space, **arguments, endpoints_enabled=webhook_selectors.has_enabled_endpoint(space.pk),
                 )
-                return {"data": presenters.poll(poll, poll.organizer, options)}
+                return {"data": presenters.poll(poll, poll.organizer)}
 
             return create
 
@@ -118,7 +116,7 @@ class PollDetailView(ApiView):
     )
     def get(self, request, pollId):
         poll = _get_poll(request, pollId)
-        return json_response({"data": presenters.poll(poll, poll.organizer, selectors.options_of(poll.id))})
+        return json_response({"data": presenters.poll(poll, poll.organizer)})
 
     @extend_schema(
         operation_id="deletePoll",

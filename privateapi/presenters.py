@@ -7,7 +7,6 @@ option as midnight UTC of its date with `duration` 0; no `kind`, settings, `upda
 or conferencing; `participantCount` on listed polls only; `votes` in the results lists only
 the vote types someone chose; participants without their availability."""
 
-from datetime import UTC, datetime, time
 from typing import Annotated, TypedDict
 
 from django.conf import settings
@@ -57,17 +56,17 @@ class ListPollItem(Poll):
     participantCount: Annotated[Count, "Number of participants who have responded to the poll."]
 
 
-def option_of(row) -> PollOption:
-    """An option row (`date`, or `start_time` and `duration`) as the private API shows it."""
-    if row.date is not None:
-        return {"id": row.id, "startTime": instant(datetime.combine(row.date, time(), UTC)), "duration": 0}
-    return {"id": row.id, "startTime": instant(row.start_time), "duration": row.duration}
+def option_of(shown: dict) -> PollOption:
+    """An option as `Poll.shown_options` holds it, as the private API shows it: a date is an
+    all-day option (midnight UTC, duration 0)."""
+    if "date" in shown:
+        return {"id": shown["id"], "startTime": f"{shown['date']}T00:00:00.000Z", "duration": 0}
+    return {"id": shown["id"], "startTime": shown["startTime"], "duration": shown["duration"]}
 
 
-def poll(row, organizer, options, *, status: str | None = None) -> Poll:
-    """A poll (an instance, or a row of `selectors.list_polls`), its organizer and its option
-    rows in display order; `status`: the status after a change, when it is newer than the
-    row's."""
+def poll(row, organizer, *, status: str | None = None) -> Poll:
+    """A poll (an instance, or a row of `selectors.list_polls`) with its organizer; `status`:
+    the status after a change, when it is newer than the row's."""
     return {
         "id": row.id,
         "title": row.title,
@@ -80,14 +79,14 @@ def poll(row, organizer, options, *, status: str | None = None) -> Poll:
             "name": organizer.name,
             "image": f"{settings.CDN_URL}/{organizer.image.lstrip('/')}" if organizer.image else None,
         },
-        "options": [option_of(option) for option in options],
+        "options": [option_of(option) for option in row.shown_options],
         "adminUrl": f"{settings.APP_URL}/poll/{row.id}",
         "inviteUrl": f"{settings.APP_URL}/invite/{row.id}",
     }
 
 
-def list_item(row, organizer, options) -> ListPollItem:
-    return {**poll(row, organizer, options), "participantCount": row.participant_count}
+def list_item(row, organizer) -> ListPollItem:
+    return {**poll(row, organizer), "participantCount": row.participant_count}
 
 
 # --- Results --------------------------------------------------------------------------------
@@ -123,18 +122,19 @@ class Results(TypedDict):
 
 def results(counted: PollResults) -> Results:
     row = counted.poll
+    shown = models.shown_options(row.kind, [result.option for result in counted.options])
     return {
         "pollId": row.id,
         "status": row.status,
         "participantCount": row.participant_count,
         "options": [
             {
-                **option_of(result.option),
+                **option_of(option),
                 "votes": [{"type": kind, "count": count} for kind, count in result.votes if count],
                 "score": result.score,
                 "isTopChoice": result.is_top_choice,
             }
-            for result in counted.options
+            for result, option in zip(counted.options, shown, strict=True)
         ],
         "highScore": counted.high_score,
     }

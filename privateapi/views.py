@@ -81,11 +81,9 @@ class PollCollectionView(PrivateApiView):
             )
         except BadCursor:
             raise InvalidInput([issue(["cursor"], "not a cursor of this list")], dict(request.GET.items()))
-        organizers, options = selectors.organizers(rows), selectors.poll_options([row.id for row in rows])
-        return Response({
-            "data": [presenters.list_item(row, organizers[row.organizer], options[row.id]) for row in rows],
-            "nextCursor": next_cursor,
-        })
+        organizers = selectors.organizers(rows)
+        return Response({"data": [presenters.list_item(row, organizers[row.organizer]) for row in rows],
+                         "nextCursor": next_cursor})
 
     @extend_schema(
         operation_id="createPoll",
@@ -113,8 +111,8 @@ class PollCollectionView(PrivateApiView):
         if dates is None and not arguments["slots"] and not arguments["generators"]:
             raise LegacyError(400, "NO_OPTIONS_GENERATED", "No valid options were generated. Check that your slot "
                                                            "generators produce valid time slots.")
-        poll, options = services.create_poll(space=request.auth.space, **arguments)
-        return Response({"data": presenters.poll(poll, poll.organizer, options)})
+        poll, _options = services.create_poll(space=request.auth.space, **arguments)
+        return Response({"data": presenters.poll(poll, poll.organizer)})
 
 
 class PollDetailView(PrivateApiView):
@@ -127,7 +125,7 @@ class PollDetailView(PrivateApiView):
     )
     def get(self, request, pollId):
         poll = _poll(request, pollId)
-        return Response({"data": presenters.poll(poll, poll.organizer, selectors.options_of(poll.id))})
+        return Response({"data": presenters.poll(poll, poll.organizer)})
 
     @extend_schema(
         operation_id="updatePoll",
@@ -151,7 +149,7 @@ class PollDetailView(PrivateApiView):
             closed = services.close_poll(poll=poll)
         except ServiceError as exc:
             raise LegacyError(422, "TRANSITION_NOT_AVAILABLE", str(exc))
-        return Response({"data": presenters.poll(poll, poll.organizer, selectors.options_of(poll.id), status=closed.status)})
+        return Response({"data": presenters.poll(poll, poll.organizer, status=closed.status)})
 
     @extend_schema(
         operation_id="deletePoll",

@@ -13,7 +13,7 @@ from django.utils import timezone
 from core.errors import ServiceError
 from core.ids import grouped_ids
 from polls.generators import Generator, slot_ranges, wall_clock_to_utc
-from polls.models import Option, Poll
+from polls.models import Option, Poll, shown_options
 from polls.moderation import flagged_fields
 from polls.rules import (
     MAX_DURATION,
@@ -116,6 +116,7 @@ def create_poll(
         Option(id=option_id, poll=poll, date=day, start_time=start, duration=minutes)
         for option_id, (day, start, minutes) in zip(grouped_ids(len(options)), sorted(options), strict=True)
     ]
+    poll.shown_options = shown_options(kind, options)
     event = poll_event(space_id=space.pk, type="poll.created", poll_id=poll.pk, at=now, fan_out=endpoints_enabled)
     with transaction.atomic():  # all or none
         Poll.objects.bulk_create([poll])

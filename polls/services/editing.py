@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from core.errors import ServiceError
 from core.formats import instant, text_problem
-from polls.models import Option, Poll
+from polls.models import Option, Poll, shown_options
 from polls.rules import (
     CONFERENCING_PROVIDERS,
     DESCRIPTION_MAX_LENGTH,
@@ -150,6 +150,7 @@ def update_poll(*, poll: Poll, details: dict | None = None, options: list[dict] 
         fields["past_at"] = options_past_at(kind=poll.kind, time_zone=poll.time_zone, options=replaced)
         fields["auto_close_held"] = False  # options changed: auto-close applies again
         fields["options_changed_at"] = timezone.now()  # participants who answered before are told
+        fields["shown_options"] = shown_options(poll.kind, replaced)
     elif not fields:
         return poll
     return record_change(poll, "poll.updated", **fields)

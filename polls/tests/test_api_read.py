@@ -154,18 +154,18 @@ def test_queries_do_not_grow_with_polls_or_options(api):
     # ratelimit.sqlite_counters); "-" cannot be a poll id, so that request's endpoint costs nothing.
     overhead = _queries(lambda: api.get("/v1/polls/-"))
     assert overhead == (2 if settings.REDIS_URL or connection.vendor == "sqlite" else 3)
-    # The endpoint: the polls with their participant count, their organizers, their options
-    # (a poll: with its organizer, then its options).
-    assert _queries(lambda: api.get("/v1/polls")) == overhead + 3
-    assert _queries(lambda: api.get(f"/v1/polls/{poll['id']}")) == overhead + 2
+    # The endpoint: the polls with their participant count and options, then their organizers
+    # (a poll: with its organizer).
+    assert _queries(lambda: api.get("/v1/polls")) == overhead + 2
+    assert _queries(lambda: api.get(f"/v1/polls/{poll['id']}")) == overhead + 1
     for _ in range(20):
         create(api, kind="time", n_options=40)
     big = create(api, kind="time", n_options=80)
-    assert _queries(lambda: api.get(f"/v1/polls/{big['id']}")) == overhead + 2
-    assert _queries(lambda: api.get("/v1/polls?status=open")) == overhead + 3
-    assert _queries(lambda: api.get("/v1/polls")) == overhead + 3
+    assert _queries(lambda: api.get(f"/v1/polls/{big['id']}")) == overhead + 1
+    assert _queries(lambda: api.get("/v1/polls?status=open")) == overhead + 2
+    assert _queries(lambda: api.get("/v1/polls")) == overhead + 2
     cursor = api.get("/v1/polls?limit=5").body["nextCursor"]
-    assert _queries(lambda: api.get(f"/v1/polls?limit=5&cursor={cursor}")) == overhead + 3
+    assert _queries(lambda: api.get(f"/v1/polls?limit=5&cursor={cursor}")) == overhead + 2
 
 
 def test_a_changed_poll_is_seen_at_once(api, settings):
@@ -203,3 +203,51 @@ def test_too_many_query_parameters(api):
     query = "&".join(f"a{i}=1" for i in range(1200))
     r = api.get(f"/v1/polls?{query}")
     assert (r.status_code, r.body["error"]["code"], r.body["error"]["message"]) == (400, "VALIDATION_ERROR", "query: too many parameters")
+
+
+def _rows_shown(poll_id: str) -> list[dict]:
+    """The options of a poll as its option rows say, in display order."""
+    from polls.models import Option
+
+    return [{"id": o.id, "date": o.date.isoformat()} if o.date else
+            {"id": o.id, "startTime": o.start_time.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "duration": o.duration}
+            for o in Option.objects.filter(poll_id=poll_id).order_by("date", "start_time", "duration")]
+
+
+def test_the_options_shown_are_the_option_rows_after_every_change(api, space):
+    """`Poll.shown_options`, written with the options: what a poll and the list show is what
+    the option rows hold, after creation, every kind of change, a copy and the migration's fill."""
+    from datetime import UTC, datetime
+    from importlib import import_module
+
+    from django.apps import apps
+
+    from polls import services
+
+    date_poll, time_poll = create(api, kind="date", n_options=3), create(api, kind="time", n_options=4)
+
+    def shown(poll_id):
+        one = api.get(f"/v1/polls/{poll_id}").body["data"]["options"]
+        assert one == next(p for p in api.get("/v1/polls").body["data"] if p["id"] == poll_id)["options"]
+        assert one == _rows_shown(poll_id)
+        return one
+
+    assert [o["date"] for o in shown(date_poll["id"])] == ["2027-01-01", "2027-01-02", "2027-01-03"]
+    first, second, *_ = time_poll["options"]
+    record = Poll.objects.get(pk=time_poll["id"])
+    # Kept (one moved after the others), changed in duration, removed, added before the rest.
+    services.update_poll(poll=record, options=[
+        {"id": first["id"], "start_time": datetime(2027, 1, 2, 9, tzinfo=UTC), "duration": 30},
+        {"id": second["id"], "start_time": datetime(2027, 1, 1, 0, 15, tzinfo=UTC), "duration": 45},
+        {"start_time": datetime(2026, 12, 31, 8, tzinfo=UTC), "duration": 30},
+    ])
+    options = shown(time_poll["id"])
+    assert [(o["startTime"], o["duration"]) for o in options] == [
+        ("2026-12-31T08:00:00.000Z", 30), ("2027-01-01T00:15:00.000Z", 45), ("2027-01-02T09:00:00.000Z", 30)]
+    assert [o["id"] for o in options][1:] == [second["id"], first["id"]]
+    copy, _ = services.duplicate_poll(poll=Poll.objects.get(pk=time_poll["id"]))
+    assert [(o["startTime"], o["duration"]) for o in shown(copy.pk)] == [(o["startTime"], o["duration"]) for o in options]
+    Poll.objects.update(shown_options=[])  # the migration fills every poll from its rows
+    import_module("polls.migrations.0016_options_as_shown").fill(apps, None)
+    for poll_id in (date_poll["id"], time_poll["id"], copy.pk):
+        shown(poll_id)
