@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db import DEFAULT_DB_ALIAS
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework.authentication import BaseAuthentication
@@ -11,7 +12,7 @@ from rest_framework.permissions import BasePermission
 from core.api import errors
 from spaces.keys import key_matches, prefix_of
 from spaces.models import ApiKey, Space
-from spaces.selectors import key_by_prefix
+from spaces.selectors import KeyRow, key_by_prefix
 
 CHALLENGE = 'Bearer realm="api"'
 INVALID_TOKEN_CHALLENGE = 'Bearer realm="api", error="invalid_token"'
@@ -22,8 +23,8 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 class ApiClient:
     """What a request is authenticated as: a space, through one of its keys."""
 
-    space: Space
-    key: ApiKey
+    space: Space  # its id and owner id; its other fields are read when first asked for
+    key: KeyRow
     is_pro: bool
     is_authenticated: bool = True
 
@@ -43,7 +44,8 @@ class ApiKeyAuthentication(BaseAuthentication):
                 headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
             )
         request._request.space_id = key.space_id  # for the access log
-        client = ApiClient(space=key.space, key=key, is_pro=key.space_is_pro)
+        space = Space.from_db(DEFAULT_DB_ALIAS, ["id", "owner_id"], [key.space_id, key.owner_id])
+        client = ApiClient(space=space, key=key, is_pro=key.space_is_pro)
         return client, client
 
     def authenticate_header(self, request):
@@ -59,33 +61,19 @@ class HasProSpace(BasePermission):
         return True
 
 
-def authenticate_key(raw: str) -> ApiKey | None:
-    """The active key `raw` names (`selectors.key_by_prefix`, one query); None for no active
-    key."""
+def authenticate_key(raw: str) -> KeyRow | None:
+    """The usable key `raw` names (`selectors.key_by_prefix`, one query); None for none. Its
+    use is recorded when the last one recorded is older than the resolution."""
     prefix = prefix_of(raw)
     if prefix is None:
         return None
     now = timezone.now()
-    key = key_by_prefix(prefix)
-    if key is None or not _usable(key, raw, now):
+    key = key_by_prefix(prefix, now=now, recorded_since=now - LAST_USED_RESOLUTION)
+    if key is None or not key.usable or not key_matches(raw, key.salt, key.hash):
         return None
-    _note_use(key, now)
+    if key.use_unrecorded:
+        ApiKey.objects.filter(pk=key.id).update(last_used_at=now)
     return key
-
-
-def _usable(key: ApiKey, raw: str, now) -> bool:
-    return (
-        key_matches(raw, key.salt, key.hash)
-        and key.is_active_at(now)
-        and not key.owner_is_banned
-        and not key.creator_is_banned
-    )
-
-
-def _note_use(key: ApiKey, now) -> None:
-    """Record the key's use when the last one recorded is older than the resolution."""
-    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
 
 
 class BearerKeyScheme(OpenApiAuthenticationExtension):

@@ -1,6 +1,7 @@
 """Reads of spaces, users, keys and service switches for the back office and `manage.py`."""
 
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
@@ -14,34 +15,53 @@ def get_space(space_id: str) -> Space | None:
     return Space.objects.select_related("owner", "subscription").filter(pk=space_id).first()
 
 
-def key_by_prefix(prefix: str) -> ApiKey | None:
-    """The key with `prefix` (one query) as every API request reads it: the key's fields, its
-    `space` (id and owner id; its other fields are read when first asked for) and, beside
-    them, `space_is_pro`, `owner_is_banned` and `creator_is_banned`.
+class KeyRow(NamedTuple):
+    """An API key as a request is authenticated by it (`key_by_prefix`)."""
 
-    The one read written in SQL (through `raw()`, column names from `_meta`): the ORM's
-    compilation of the four joins cost more than the rest of a poll read's queries together."""
+    id: str
+    space_id: str
+    salt: str
+    hash: str
+    owner_id: str
+    usable: bool  # neither revoked nor expired, its creator and its space's owner not banned
+    space_is_pro: bool
+    use_unrecorded: bool  # its last use recorded at or before `recorded_since` (or never)
+
+
+def key_by_prefix(prefix: str, *, now: datetime, recorded_since: datetime) -> KeyRow | None:
+    """The key with `prefix` as every API request reads it, one query. The one read written
+    in SQL (column names from `_meta`): the ORM's compilation of the four joins cost more
+    than the rest of a poll read's queries together."""
     quote = connection.ops.quote_name
     key, space, user, subscription = (model._meta for model in (ApiKey, Space, User, Subscription))
+
+    def k(name: str) -> str:
+        return f"k.{quote(key.get_field(name).column)}"
 
     def column(alias: str, meta, name: str) -> str:
         return f"{alias}.{quote(meta.get_field(name).column)}"
 
+    owner, creator_banned = column("s", space, "owner"), column("c", user, "is_banned")
     sql = (
-        f"SELECT k.*, {column('s', space, 'owner')} AS owner_id, {column('o', user, 'is_banned')} AS owner_is_banned, "
-        f"{column('c', user, 'is_banned')} AS creator_is_banned, {column('p', subscription, 'is_active')} AS space_is_pro "
+        f"SELECT {k('id')}, {k('space')}, {k('salt')}, {k('hash')}, {owner}, "
+        f"({k('revoked_at')} IS NULL AND ({k('expires_at')} IS NULL OR {k('expires_at')} > %s) "
+        f"AND NOT {column('o', user, 'is_banned')} AND NOT {creator_banned}), "
+        f"{column('p', subscription, 'is_active')}, ({k('last_used_at')} IS NULL OR {k('last_used_at')} <= %s) "
         f"FROM {quote(key.db_table)} k "
-        f"JOIN {quote(space.db_table)} s ON {column('s', space, 'id')} = {column('k', key, 'space')} "
-        f"JOIN {quote(user.db_table)} o ON {column('o', user, 'id')} = {column('s', space, 'owner')} "
-        f"JOIN {quote(user.db_table)} c ON {column('c', user, 'id')} = {column('k', key, 'created_by')} "
+        f"JOIN {quote(space.db_table)} s ON {column('s', space, 'id')} = {k('space')} "
+        f"JOIN {quote(user.db_table)} o ON {column('o', user, 'id')} = {owner} "
+        f"JOIN {quote(user.db_table)} c ON {column('c', user, 'id')} = {k('created_by')} "
         f"LEFT JOIN {quote(subscription.db_table)} p ON {column('p', subscription, 'space')} = {column('s', space, 'id')} "
-        f"WHERE {column('k', key, 'prefix')} = %s"
+        f"WHERE {k('prefix')} = %s"
     )
-    for found in ApiKey.objects.raw(sql, [prefix]):  # a prefix is unique: at most one row
-        found.space = Space.from_db(found._state.db, ["id", "owner_id"], [found.space_id, found.owner_id])
-        found.space_is_pro = bool(found.space_is_pro)  # NULL without a subscription
-        return found
-    return None
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [adapt(now), adapt(recorded_since), prefix])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    # SQLite answers the conditions 0 or 1; no subscription: NULL.
+    return KeyRow(*row[:5], usable=bool(row[5]), space_is_pro=bool(row[6]), use_unrecorded=bool(row[7]))
 
 
 def get_key(key_id: str) -> ApiKey | None:
