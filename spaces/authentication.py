@@ -69,7 +69,7 @@ def authenticate_key(raw: str) -> KeyRow | None:
         return None
     now = timezone.now()
     key = key_by_prefix(prefix, now=now, recorded_since=now - LAST_USED_RESOLUTION)
-    if key is None or not key.usable or not key_matches(raw, key.salt, key.hash):
+    if key is None or not key_matches(raw, key.salt, key.hash) or not key.usable:
         return None
     if key.use_unrecorded:
         ApiKey.objects.filter(pk=key.id).update(last_used_at=now)
