@@ -5,6 +5,7 @@ object when it invites). A failed send is logged and retried with a growing wait
 minutes, at most an hour) until MAX_ATTEMPTS, then given up with an error in the log."""
 
 import logging
+import smtplib
 from datetime import timedelta
 from email.mime.text import MIMEText
 
@@ -115,7 +116,9 @@ def send_due() -> dict:
                     connection.open()  # held open: the backend's send_messages then keeps it
                 if connection.send_messages([message(mail)]) != 1:
                     raise RuntimeError("the backend sent nothing")
-            except Exception as error:  # noqa: BLE001 - any failure of the mail server: retried
+            # Any failure to send this e-mail (the server, the network, or the message itself)
+            # is one attempt: retried, given up after MAX_ATTEMPTS, never blocking the others.
+            except Exception as error:  # noqa: BLE001
                 counts["failed"] += 1
                 in_a_row += 1
                 _failed(mail, error)
@@ -134,7 +137,7 @@ def _close(connection) -> None:
     try:
         if connection is not None:
             connection.close()
-    except Exception:  # noqa: BLE001 - a connection already broken
+    except (smtplib.SMTPException, OSError):  # what closing a broken connection raises
         logger.warning("mail server connection not closed cleanly", exc_info=True)
 
 
