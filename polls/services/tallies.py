@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 
 from polls.answers import ANSWER_MARKS, answers_text
-from polls.models import Option, Participant, Poll, Tally, Vote
+from polls.models import Option, Participant, Poll, Tally, Vote, shown_options
 
 
 def option_places(poll: Poll) -> dict[str, int]:
@@ -50,22 +50,26 @@ def count_votes(poll: Poll, added: list[tuple[str, str]] = (), removed: list[tup
 
 
 def recount_tallies(*, poll: Poll | None = None) -> int:
-    """Rebuild the tallies, the participants' answers and the participant count of `poll`
-    (or of every poll, deleted ones included) from the votes and participants, one poll at a
-    time under its lock; returns how many tallies, participants' answers and counts were
-    wrong or missing (0: they agreed)."""
+    """Rebuild the tallies, the participants' answers, the participant count and the options
+    as shown of `poll` (or of every poll, deleted ones included) from the votes, participants
+    and options, one poll at a time under its lock; returns how many of them were wrong or
+    missing (0: they agreed)."""
     polls = [poll.pk] if poll is not None else Poll.objects.order_by("pk").values_list("pk", flat=True).iterator()
     return sum(_recount(poll_id) for poll_id in polls)
 
 
 @transaction.atomic
 def _recount(poll_id: str) -> int:
-    stored_participants = Poll.objects.select_for_update().filter(pk=poll_id).values_list("participant_count", flat=True).first()
-    if stored_participants is None:
+    stored = Poll.objects.select_for_update().filter(pk=poll_id).values_list("participant_count", "kind", "shown_options").first()
+    if stored is None:
         return 0
+    stored_participants, kind, stored_shown = stored
     participants = Participant.objects.filter(poll_id=poll_id).count()
     if participants != stored_participants:
         Poll.objects.filter(pk=poll_id).update(participant_count=participants)
+    shown = shown_options(kind, Option.objects.filter(poll_id=poll_id))
+    if shown != stored_shown:
+        Poll.objects.filter(pk=poll_id).update(shown_options=shown)
     counted = dict(
         ((option_id, kind), n) for option_id, kind, n in
         Vote.objects.filter(option__poll_id=poll_id).order_by().values_list("option_id", "type").annotate(n=Count("*"))
@@ -79,7 +83,7 @@ def _recount(poll_id: str) -> int:
             [Tally(poll_id=poll_id, option_id=option_id, type=kind, count=n) for (option_id, kind), n in counted.items()],
             batch_size=1000,
         )
-    return wrong + (participants != stored_participants) + _recount_answers(poll_id)
+    return wrong + (participants != stored_participants) + (shown != stored_shown) + _recount_answers(poll_id)
 
 
 def _recount_answers(poll_id: str) -> int:

@@ -77,6 +77,15 @@ def test_recount_repairs_a_participant_count_written_behind_the_services_back(sp
     assert _command("recount", poll.pk) == {"pollId": poll.pk, "repaired": 0}
 
 
+def test_recount_repairs_options_shown_written_behind_the_services_back(space):
+    poll = make_poll(space, date_poll_body("2030-01-02", "2030-01-01"))
+    first, second = option_ids(poll)
+    Option.objects.filter(pk=second).delete()  # not through the services: still shown
+    assert _command("recount", poll.pk) == {"pollId": poll.pk, "repaired": 1}
+    assert Poll.objects.get(pk=poll.pk).shown_options == [{"id": first, "date": "2030-01-01"}]
+    assert _command("recount", poll.pk) == {"pollId": poll.pk, "repaired": 0}
+
+
 def test_every_change_of_votes_keeps_the_tallies(space):
     poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02", "2030-01-03"))
     first, second, third = option_ids(poll)

@@ -80,8 +80,9 @@ class Command(GroupCommand):
         "update-response": "Change a response's name, e-mail or votes (event poll.participant.updated).",
         "remove-response": "Remove a response (event poll.participant.deleted).",
         "close-past": "Close every open poll whose options are all in the past (reason auto); runs periodically.",
-        "recount": "Rebuild the tallies (votes per option and type), the participants' answers and the participant "
-                   "count of a poll, or of every poll, from the votes and participants; prints how many were wrong.",
+        "recount": "Rebuild the tallies (votes per option and type), the participants' answers, the participant "
+                   "count and the options as shown of a poll, or of every poll, from the votes, participants and options; "
+                   "prints how many were wrong.",
         "purge-deleted": f"Remove for good the polls deleted more than {PURGE_AFTER.days} days ago; runs periodically.",
     }
 
@@ -173,8 +174,8 @@ class Command(GroupCommand):
         repaired = services.recount_tallies(poll=poll)
         where = f"poll {poll_id}" if poll_id else "every poll"
         return {"pollId": poll_id, "repaired": repaired}, (
-            f"Tallies, answers and participant count of {where}: {repaired} repaired." if repaired
-            else f"Tallies, answers and participant count of {where} agree with the votes and participants."
+            f"Tallies, answers, participant count and options shown of {where}: {repaired} repaired." if repaired
+            else f"Tallies, answers, participant count and options shown of {where} agree with the rows they count."
         )
 
     # Periodic jobs -----------------------------------------------------------------------
