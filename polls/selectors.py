@@ -36,12 +36,15 @@ def _can_be_poll_id(poll_id: str) -> bool:
 
 
 def get_poll(space: Space, poll_id: str) -> Poll | None:
+    """The space's live poll with this id, with its organizer (one query), or None. Read by
+    its key alone, its space and deletion checked here: the same answer as filtering
+    `live_polls`, and a query with one condition is the cheapest for Django to build."""
     if not _can_be_poll_id(poll_id):
         return None  # no query needed
-    try:  # get(), not first(): one row by its key, nothing to sort
-        return live_polls(space).get(pk=poll_id)
-    except Poll.DoesNotExist:
-        return None
+    for poll in Poll.objects.select_related("organizer").filter(pk=poll_id):
+        if poll.space_id == space.pk and poll.deleted_at is None:
+            return poll
+    return None
 
 
 # --- The poll list ----------------------------------------------------------------------
