@@ -17,13 +17,9 @@ last column, AFTER's median ratio ÷ BEFORE's. PostgreSQL: `--postgres-url` name
 database of BEFORE, AFTER's gets `_b` appended (both dropped and made again); Redis:
 `--redis-url`'s database for BEFORE, the next one for AFTER (both flushed).
 
-How fine it is: the same tree twice (PostgreSQL, `--only "GET poll"`, ten rounds of 3 s,
-2026-11-28) gave `GET` 0.434 and 0.413 of the bare view (B ÷ A 0.953) and 0.98 and 1.09 ms
-of web CPU per request; runs of bench/endpoints.py one after the other moved by a third. A
-difference of less than about a tenth is noise even here. On a busier machine (2026-11-29,
-`--only POST`, six rounds) the same tree twice gave `POST` 0.247 and 0.228 (B ÷ A 0.925),
-and in three runs with a switch on B's side even the target the switch does not touch (the
-bare view with its round trips) came out 8 to 11 % ahead on B: there, only a
+How fine it is: the same tree on both sides comes out up to about a tenth apart, so a
+smaller difference is noise. On a busy machine even a target that a switch does not touch
+(the bare view with its round trips) can come out ahead on one side: there, only a
 difference that also holds with the sides swapped (`--env-a` for `--env-b`) counts.
 """
 
