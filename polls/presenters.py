@@ -158,12 +158,13 @@ class Results(TypedDict):
 
 def results(counted: PollResults) -> Results:
     row = counted.poll
-    shown = {option["id"]: option for option in row.shown_options}  # each option as the poll shows it
-    options = [
-        {**shown[result.option.id], "votes": [{"type": kind, "count": count} for kind, count in result.votes],
-         "score": result.score, "isTopChoice": result.is_top_choice}
-        for result in counted.options
-    ]
+    options = []
+    shapes = models.shown_options(row.kind, [result.option for result in counted.options])
+    for result, shaped in zip(counted.options, shapes, strict=True):
+        shaped["votes"] = [{"type": kind, "count": count} for kind, count in result.votes]
+        shaped["score"] = result.score
+        shaped["isTopChoice"] = result.is_top_choice
+        options.append(shaped)
     return {
         "pollId": row.id,
         "kind": row.kind,

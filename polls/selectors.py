@@ -123,6 +123,8 @@ def poll_results(poll, options: Sequence | None = None, tallies: list | None = N
     options = list(poll.options.all()) if options is None else options
     position = {option.id: index for index, option in enumerate(options)}
     rows = poll_tallies(poll.id) if tallies is None else tallies
+    # Tallies of an option added since the options were read: not counted with them.
+    rows = [row for row in rows if row[0] in position]
     counts: dict[tuple[str, str], int] = {}
     for option_id, kind, n in sorted(rows, key=lambda row: (position[row[0]], row[1])):
         counts[option_id, kind] = n

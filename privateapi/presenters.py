@@ -122,19 +122,19 @@ class Results(TypedDict):
 
 def results(counted: PollResults) -> Results:
     row = counted.poll
-    shown = {option["id"]: option for option in row.shown_options}  # each option as the poll shows it
+    shown = models.shown_options(row.kind, [result.option for result in counted.options])
     return {
         "pollId": row.id,
         "status": row.status,
         "participantCount": row.participant_count,
         "options": [
             {
-                **option_of(shown[result.option.id]),
+                **option_of(option),
                 "votes": [{"type": kind, "count": count} for kind, count in result.votes if count],
                 "score": result.score,
                 "isTopChoice": result.is_top_choice,
             }
-            for result in counted.options
+            for result, option in zip(counted.options, shown, strict=True)
         ],
         "highScore": counted.high_score,
     }

@@ -3,9 +3,10 @@
 from datetime import date
 
 import pytest
+from django.db import connection
 
 from polls import services
-from polls.models import Vote
+from polls.models import Option, Poll, Tally, Vote
 from polls.tests.factories import date_poll_body, make_poll, option_ids, respond, stored_vote, time_poll_body
 
 
@@ -187,3 +188,31 @@ def test_results_read_again_show_every_change_at_once(api, space):
     services.delete_response(participant=ann)
     data = results(api, poll)
     assert data["participantCount"] == 1 and counts(data["options"][0]) == {"yes": 1, "no": 0}
+
+
+@pytest.mark.parametrize("table", ["option", "tally"])
+def test_results_answer_while_the_options_change(api, space, table):
+    """An option added (and voted for) between the reads of results: before its options are
+    read, or between them and the tallies. The answer is the poll as read at one of those
+    moments, never a 500."""
+    poll = make_poll(space, date_poll_body("2030-01-01", "2030-01-02"))
+    first, second = option_ids(poll)
+    model = {"option": Option, "tally": Tally}[table]
+    changed = []
+
+    def add_an_option_first(execute, sql, params, many, context):
+        if not changed and sql.lstrip().startswith("SELECT") and f'FROM "{model._meta.db_table}"' in sql:
+            changed.append(sql)
+            options = [{"id": first, "date": date(2030, 1, 1)}, {"id": second, "date": date(2030, 1, 2)}, {"date": date(2030, 1, 3)}]
+            services.update_poll(poll=Poll.objects.get(pk=poll.pk), options=options)
+            respond(Poll.objects.get(pk=poll.pk), "yes", "yes", "yes")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(add_an_option_first):
+        shown = results(api, poll)
+    assert changed
+    # Read after the change: all three options with the new vote; between the reads: the two
+    # options read, the votes on them counted, the third option's left for the next read.
+    expected = ["2030-01-01", "2030-01-02", "2030-01-03"] if table == "option" else ["2030-01-01", "2030-01-02"]
+    assert [option["date"] for option in shown["options"]] == expected
+    assert [counts(option)["yes"] for option in shown["options"]] == [1] * len(expected)
