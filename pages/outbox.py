@@ -118,7 +118,7 @@ def send_due() -> dict:
                     raise RuntimeError("the backend sent nothing")
             # Any failure to send this e-mail (the server, the network, or the message itself)
             # is one attempt: retried, given up after MAX_ATTEMPTS, never blocking the others.
-            except Exception as error:  # noqa: BLE001 - one attempt of this e-mail, as said above
+            except Exception as error:  # noqa: BLE001 - whatever fails, this e-mail only is retried
                 counts["failed"] += 1
                 in_a_row += 1
                 _failed(mail, error)
